@@ -1,0 +1,137 @@
+"""Controller side of GTP: drive one engine subprocess, with timeouts and a checker for malformed answers."""
+
+import dataclasses
+import queue
+import re
+import shlex
+import subprocess
+import threading
+import time
+
+_STATUS_LINE = re.compile(r"([=?])(\d*)(?:\s(.*))?$", re.DOTALL)
+
+
+class EngineError(Exception):
+    """The engine died or stopped answering; the game cannot go on with it."""
+
+
+class EngineTimeout(EngineError):
+    """The engine did not finish an answer within the time allowed."""
+
+
+@dataclasses.dataclass
+class Response:
+    """One GTP answer: ok is True for '=', False for '?'; None when the status could not be read."""
+
+    ok: bool | None
+    text: str
+    problems: list[str]
+
+    @property
+    def malformed(self) -> bool:
+        """Return True when the answer broke the protocol in any way."""
+        return bool(self.problems)
+
+
+class GtpEngine:
+    """One engine subprocess spoken to over pipes; stderr goes to a log file."""
+
+    def __init__(self, command: str, stderr_path: str, tail_timeout: float = 1.0):
+        self.command = command
+        # Lines after an answer's first one come at once from a sane engine, so a
+        # short wait spots an answer that never gets its terminating empty line.
+        self.tail_timeout = tail_timeout
+        with open(stderr_path, "wb") as log:
+            # A new session keeps a terminal Ctrl-C away from the engine, so an
+            # interrupted match abandons its games instead of recording crashes.
+            self._proc = subprocess.Popen(
+                shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=log, start_new_session=True)
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._next_id = 1
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+
+    def _read_stdout(self) -> None:
+        """Return when stdout closes, having queued each line and then None."""
+        for raw in self._proc.stdout:
+            self._lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        self._lines.put(None)
+
+    def _next_line(self, deadline: float) -> str | None:
+        """Return the next stdout line, None at end of output; raise EngineTimeout past deadline."""
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                return self._lines.get_nowait()
+            return self._lines.get(timeout=remaining)
+        except queue.Empty:
+            raise EngineTimeout(f"no complete answer within the time allowed: {self.command}") from None
+
+    def send(self, command: str, timeout: float) -> Response:
+        """Return the engine's answer to command; raise EngineError if it dies or times out (then it is killed)."""
+        cmd_id = self._next_id
+        self._next_id += 1
+        try:
+            self._proc.stdin.write(f"{cmd_id} {command}\n".encode())
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError) as exc:
+            self.kill()
+            raise EngineError(f"engine died before '{command}': {exc}") from None
+        deadline = time.monotonic() + timeout
+        try:
+            return self._read_response(cmd_id, deadline)
+        except EngineError:
+            self.kill()
+            raise
+
+    def _read_response(self, cmd_id: int, deadline: float) -> Response:
+        """Return the answer block that follows a command, checked against the protocol."""
+        line = self._next_line(deadline)
+        # Empty lines before an answer are stray terminators, not answers.
+        while line == "":
+            line = self._next_line(deadline)
+        if line is None:
+            raise EngineError("engine exited without answering")
+        body = [line]
+        while True:
+            try:
+                line = self._next_line(min(deadline, time.monotonic() + self.tail_timeout))
+            except EngineTimeout:
+                return _parse(body, cmd_id, ["answer not terminated by an empty line"])
+            if line is None:
+                return _parse(body, cmd_id, ["answer not terminated by an empty line"])
+            if line == "":
+                return _parse(body, cmd_id, [])
+            body.append(line)
+
+    def close(self, grace: float = 5.0) -> None:
+        """Return once the engine has exited: asked to quit, killed if it lingers past grace seconds."""
+        if self._proc.poll() is None:
+            try:
+                self.send("quit", grace)
+            except EngineError:
+                pass
+        try:
+            self._proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self._proc.stdin.close()
+
+    def kill(self) -> None:
+        """Return after the engine process is gone."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+
+
+def _parse(body: list[str], cmd_id: int, problems: list[str]) -> Response:
+    """Return the Response for an answer's lines, adding any protocol problems found."""
+    match = _STATUS_LINE.match(body[0])
+    text = "\n".join(body)
+    if match is None:
+        return Response(None, text, problems + [f"answer does not start with '=' or '?': {body[0]!r}"])
+    status, answer_id, first = match.groups()
+    if answer_id != str(cmd_id):
+        problems = problems + [f"answer id {answer_id!r} does not match command id {cmd_id}"]
+    text = "\n".join([(first or "").strip()] + body[1:]).strip()
+    return Response(status == "=", text, problems)
