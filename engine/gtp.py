@@ -1,0 +1,513 @@
+"""GTP version 2 front end: a table of small handlers, one per command, with the spec's errors.
+
+Input lines are preprocessed as the spec says (control characters other than HT and LF removed,
+HT turned into a space, comments after '#' dropped, empty lines ignored). A handler returns the
+response text or raises GtpError for a '?' answer; any other exception becomes a '?' answer
+plus a traceback on the log, so nothing takes the loop down. A reader thread feeds lines
+through a queue so that analysis commands (lz-analyze) can run until the next command arrives.
+"""
+import logging
+import queue
+import re
+import sys
+import threading
+import traceback
+
+from engine import board as bd
+from engine import sgf
+from engine.game import Game, IllegalMove, Rules, color_from_text, handicap_points
+from engine.player import RESIGN, Clock, TimeControl, cpu_seconds, score_text
+
+log = logging.getLogger("gtp")
+
+NAME = "darkgo"
+VERSION = "0.1.0"
+MAX_LINE = 4096
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ID = re.compile(r"\s*(\d+)\s")
+
+
+class GtpError(Exception):
+    """A failure answered with '?' and the message."""
+
+
+def preprocess(line):
+    """Return the command part of a raw GTP line (may be empty)."""
+    line = _CONTROL.sub("", line.replace("\t", " "))
+    return line.split("#", 1)[0].strip()
+
+
+class GtpEngine:
+    """Holds the game and the player and answers GTP commands."""
+
+    def __init__(self, player, size=19, komi=7.5, strict_superko=False):
+        self.player = player
+        self.strict_superko = strict_superko
+        self.game = Game(size, Rules(komi=komi, strict_superko=strict_superko))
+        self.handlers = {name[4:].replace("_dash_", "-"): getattr(self, name)
+                         for name in dir(self) if name.startswith("cmd_")}
+        self.pending = queue.Queue()   # lines waiting while an analysis runs
+        self.quit = False
+
+    # Loop ------------------------------------------------------------------------------
+    def handle_line(self, raw, out):
+        """Answer one raw input line on out (a text stream); return False after quit."""
+        if len(raw) > MAX_LINE:
+            match = _ID.match(raw)
+            self._respond(out, False, match.group(1) if match else "", "line too long")
+            return True
+        line = preprocess(raw)
+        if not line:
+            if _CONTROL.sub("", raw.replace("\r", "")) != raw.replace("\r", "") \
+                    and not raw.lstrip().startswith("#"):
+                self._respond(out, False, "", "syntax error")
+            return True
+        parts = line.split()
+        cmd_id = ""
+        if parts[0].isdigit():
+            cmd_id = parts.pop(0)
+        if not parts:
+            self._respond(out, False, cmd_id, "syntax error")
+            return True
+        name, args = parts[0], parts[1:]
+        handler = self.handlers.get(name)
+        if handler is None:
+            self._respond(out, False, cmd_id, "unknown command")
+            return True
+        try:
+            if name in ("lz-analyze", "lz-genmove_analyze"):
+                handler(args, out=out, cmd_id=cmd_id)
+                return not self.quit
+            text = handler(args)
+            self._respond(out, True, cmd_id, text)
+        except GtpError as exc:
+            self._respond(out, False, cmd_id, str(exc))
+        except Exception as exc:
+            log.error("internal error in %r:\n%s", line, traceback.format_exc())
+            self._respond(out, False, cmd_id, f"internal error: {type(exc).__name__}")
+        return not self.quit
+
+    @staticmethod
+    def _respond(out, ok, cmd_id, text):
+        text = (text or "").rstrip("\n")
+        text = re.sub(r"\n\s*\n", "\n", text)   # a blank line would end the response early
+        prefix = ("=" if ok else "?") + cmd_id
+        out.write(f"{prefix} {text}\n\n" if text else f"{prefix}\n\n")
+        out.flush()
+
+    def serve(self, inp, out):
+        """Answer commands from inp until quit or end of input."""
+        reader = threading.Thread(target=self._read_lines, args=(inp,), daemon=True)
+        reader.start()
+        while True:
+            raw = self.pending.get()
+            if raw is None:
+                break
+            if not self.handle_line(raw, out):
+                break
+
+    def _read_lines(self, inp):
+        while True:
+            try:
+                raw = inp.readline()
+            except (OSError, ValueError):
+                raw = ""
+            if isinstance(raw, bytes):
+                raw = raw.decode("utf-8", "replace")
+            if not raw:
+                self.pending.put(None)
+                return
+            self.pending.put(raw)
+
+    # Argument helpers --------------------------------------------------------------------
+    @staticmethod
+    def _expect(args, count):
+        if len(args) != count:
+            raise GtpError("syntax error")
+
+    def _color(self, text):
+        try:
+            return color_from_text(text)
+        except ValueError:
+            raise GtpError("syntax error") from None
+
+    def _vertex(self, text):
+        try:
+            return self.game.parse_vertex(text)
+        except ValueError:
+            raise GtpError("syntax error") from None
+
+    @staticmethod
+    def _int(text):
+        try:
+            return int(text)
+        except ValueError:
+            raise GtpError("syntax error") from None
+
+    @staticmethod
+    def _float(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise GtpError("syntax error") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise GtpError("syntax error")
+        return value
+
+    def _new_game(self, size):
+        self.game = Game(size, self.game.rules)
+        self.player.new_game(size)
+
+    # Administrative commands ---------------------------------------------------------------
+    def cmd_protocol_version(self, args):
+        return "2"
+
+    def cmd_name(self, args):
+        return NAME
+
+    def cmd_version(self, args):
+        return VERSION
+
+    def cmd_known_command(self, args):
+        self._expect(args, 1)
+        return "true" if args[0] in self.handlers else "false"
+
+    def cmd_list_commands(self, args):
+        return "\n".join(sorted(self.handlers))
+
+    def cmd_quit(self, args):
+        self.quit = True
+        return ""
+
+    # Setup -------------------------------------------------------------------------------
+    def cmd_boardsize(self, args):
+        self._expect(args, 1)
+        size = self._int(args[0])
+        if not bd.MIN_SIZE <= size <= bd.MAX_SIZE:
+            raise GtpError("unacceptable size")
+        self._new_game(size)
+        return ""
+
+    def cmd_clear_board(self, args):
+        self._new_game(self.game.size)
+        return ""
+
+    def cmd_komi(self, args):
+        self._expect(args, 1)
+        komi = self._float(args[0])
+        self.game.rules = Rules(komi=komi, strict_superko=self.strict_superko)
+        return ""
+
+    def cmd_fixed_handicap(self, args):
+        self._expect(args, 1)
+        stones = self._int(args[0])
+        if self.game.moves or self.game.setup:
+            raise GtpError("board not empty")
+        try:
+            points = [self.game.point(x, y) for x, y in handicap_points(self.game.size, stones)]
+        except ValueError:
+            raise GtpError("invalid number of stones") from None
+        self.game.set_handicap(points)
+        return " ".join(self.game.vertex(p) for p in points)
+
+    def cmd_place_free_handicap(self, args):
+        self._expect(args, 1)
+        stones = self._int(args[0])
+        if self.game.moves or self.game.setup:
+            raise GtpError("board not empty")
+        size = self.game.size
+        if stones < 2 or stones >= size * size:
+            raise GtpError("invalid number of stones")
+        points = self._free_handicap_points(stones)
+        self.game.set_handicap(points)
+        return " ".join(self.game.vertex(p) for p in points)
+
+    def _free_handicap_points(self, stones):
+        """Fixed handicap points where they exist, then points spread on a lattice."""
+        size = self.game.size
+        try:
+            return [self.game.point(x, y) for x, y in handicap_points(size, min(stones, 9))
+                    ][:stones] if stones <= 9 else self._lattice_points(stones)
+        except ValueError:
+            return self._lattice_points(stones)
+
+    def _lattice_points(self, stones):
+        size = self.game.size
+        edge = 3 if size >= 13 else 2 if size >= 7 else 0
+        chosen = []
+        for step in range(max(1, (size - 2 * edge) // 2), 0, -1):
+            coords = range(edge, size - edge, step) if size - 2 * edge > 0 else range(size)
+            chosen = [(x, y) for y in coords for x in coords]
+            if len(chosen) >= stones:
+                break
+        if len(chosen) < stones:
+            chosen = [(x, y) for y in range(size) for x in range(size)]
+        centre = (size - 1) / 2
+        chosen.sort(key=lambda xy: (abs(xy[0] - centre) + abs(xy[1] - centre) == 0, xy))
+        return [self.game.point(x, y) for x, y in chosen[:stones]]
+
+    def cmd_set_free_handicap(self, args):
+        if self.game.moves or self.game.setup:
+            raise GtpError("board not empty")
+        try:
+            points = [self.game.parse_vertex(a) for a in args]
+        except ValueError:
+            raise GtpError("bad vertex list") from None
+        if len(points) < 2 or bd.PASS in points or len(set(points)) != len(points) \
+                or len(points) >= self.game.size ** 2:
+            raise GtpError("bad vertex list")
+        trial = Game(self.game.size, self.game.rules)
+        try:
+            trial.set_handicap(points)
+        except ValueError:
+            raise GtpError("bad vertex list") from None
+        self.game = trial
+        return ""
+
+    # Play --------------------------------------------------------------------------------
+    def cmd_play(self, args):
+        self._expect(args, 2)
+        color = self._color(args[0])
+        point = self._vertex(args[1])
+        strict = self.game.rules.strict_superko
+        try:
+            repeated = self.game.play(color, point, superko=strict)
+        except IllegalMove as exc:
+            raise GtpError(f"illegal move") from exc
+        if repeated:
+            log.warning("play %s %s repeats an earlier position (positional superko); accepted",
+                        args[0], args[1])
+        return ""
+
+    def _generate(self, args, cleanup=False, commit=True):
+        self._expect(args, 1)
+        color = self._color(args[0])
+        point = self.player.genmove(self.game, color, cleanup=cleanup)
+        if point == RESIGN:
+            self.game.to_play = color
+            return "resign"
+        if commit:
+            self.game.play(color, point)
+        else:
+            self.game.to_play = color
+        self._log_search()
+        return self.game.vertex(point)
+
+    def _log_search(self):
+        result = self.player.last_result
+        if result is None or result.best is None:
+            return
+        top = ", ".join(f"{self.game.vertex(m.point)} {m.visits} {m.winrate:.3f}"
+                        for m in result.children[:5])
+        log.info("%d playouts in %.2fs (%.0f/s); win rate %.3f; top: %s", result.playouts,
+                 result.seconds, result.playouts / max(result.seconds, 1e-9),
+                 result.root_winrate, top)
+
+    def cmd_genmove(self, args):
+        return self._generate(args)
+
+    def cmd_kgs_dash_genmove_cleanup(self, args):
+        return self._generate(args, cleanup=True)
+
+    def cmd_reg_genmove(self, args):
+        return self._generate(args, commit=False)
+
+    def cmd_undo(self, args):
+        try:
+            self.game.undo()
+        except IndexError:
+            raise GtpError("cannot undo") from None
+        return ""
+
+    # Scoring -------------------------------------------------------------------------------
+    def cmd_final_score(self, args):
+        return score_text(self.player.final_score(self.game))
+
+    def cmd_final_status_list(self, args):
+        self._expect(args, 1)
+        status = args[0].lower()
+        if status not in ("dead", "alive", "seki"):
+            raise GtpError("syntax error")
+        points = self.player.final_status(self.game)[status]
+        return self._chains_lines(points)
+
+    def _chains_lines(self, points):
+        """One line per chain, as GNU Go answers final_status_list."""
+        board = self.game.board
+        remaining = set(points)
+        lines = []
+        for p in points:
+            if p not in remaining:
+                continue
+            chain = []
+            head = board.chain[p]
+            s = head
+            while True:
+                if int(s) in remaining:
+                    chain.append(int(s))
+                    remaining.discard(int(s))
+                s = board.chain_next[s]
+                if s == head:
+                    break
+            lines.append(" ".join(self.game.vertex(q) for q in sorted(chain)))
+        return "\n".join(lines)
+
+    def cmd_list_stones(self, args):
+        self._expect(args, 1)
+        color = self._color(args[0])
+        return " ".join(self.game.vertex(p) for p in self.game.on_board_points()
+                        if self.game.color_at(p) == color)
+
+    def cmd_showboard(self, args):
+        return "\n" + sgf.ascii_board(self.game)
+
+    # SGF -----------------------------------------------------------------------------------
+    def cmd_loadsgf(self, args):
+        if len(args) not in (1, 2):
+            raise GtpError("syntax error")
+        move_number = self._int(args[1]) if len(args) == 2 else None
+        if move_number is not None and move_number < 1:
+            raise GtpError("syntax error")
+        try:
+            game = sgf.load_game(args[0], move_number, self.strict_superko)
+        except sgf.SgfError as exc:
+            log.warning("loadsgf %s: %s", args[0], exc)
+            raise GtpError("cannot load file") from None
+        self.game = game
+        self.player.new_game(game.size)
+        return ""
+
+    def cmd_printsgf(self, args):
+        text = sgf.game_to_sgf(self.game, player_name=f"{NAME} {VERSION}",
+                               result=self._result_text())
+        if not args:
+            return text.strip()
+        try:
+            with open(args[0], "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError:
+            raise GtpError("cannot save file") from None
+        return ""
+
+    def _result_text(self):
+        return score_text(self.player.final_score(self.game)) \
+            if self.game.last_two_passed() else None
+
+    # Time ----------------------------------------------------------------------------------
+    def cmd_time_settings(self, args):
+        self._expect(args, 3)
+        main, byo_time, byo_stones = self._float(args[0]), self._float(args[1]), \
+            self._int(args[2])
+        if main < 0 or byo_time < 0 or byo_stones < 0:
+            raise GtpError("syntax error")
+        unlimited = byo_time > 0 and byo_stones == 0
+        self.player.time = TimeControl(main, byo_time, byo_stones, 0, unlimited)
+        self.player.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
+        return ""
+
+    def cmd_kgs_dash_time_settings(self, args):
+        if not args:
+            raise GtpError("syntax error")
+        kind, rest = args[0].lower(), args[1:]
+        if kind == "none" and not rest:
+            tc = TimeControl()
+        elif kind == "absolute" and len(rest) == 1:
+            tc = TimeControl(self._float(rest[0]), 0.0, 0, 0, False)
+        elif kind == "byoyomi" and len(rest) == 3:
+            tc = TimeControl(self._float(rest[0]), self._float(rest[1]), 1, self._int(rest[2]),
+                             False)
+        elif kind == "canadian" and len(rest) == 3:
+            tc = TimeControl(self._float(rest[0]), self._float(rest[1]), self._int(rest[2]), 0,
+                             False)
+        else:
+            raise GtpError("syntax error")
+        if tc.main < 0 or tc.byo_time < 0 or tc.byo_stones < 0 or tc.byo_periods < 0:
+            raise GtpError("syntax error")
+        self.player.time = tc
+        self.player.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
+        return ""
+
+    def cmd_time_left(self, args):
+        self._expect(args, 3)
+        color = self._color(args[0])
+        seconds, stones = self._float(args[1]), self._int(args[2])
+        if seconds < 0 or stones < 0:
+            raise GtpError("syntax error")
+        self.player.clocks[color] = Clock(seconds, stones, True)
+        return ""
+
+    def cmd_cputime(self, args):
+        return f"{cpu_seconds():.3f}"
+
+    # Analysis ------------------------------------------------------------------------------
+    def cmd_gogui_dash_analyze_commands(self, args):
+        return "\n".join([
+            "dboard/Ownership/gogui-ownership",
+            "string/Final Score/final_score",
+            "plist/Dead Stones/final_status_list dead",
+            "sboard/Visits/gogui-visits %c",
+        ])
+
+    def cmd_gogui_dash_ownership(self, args):
+        own = self.player.ownership(self.game)
+        rows = []
+        for y in range(self.game.size - 1, -1, -1):
+            rows.append(" ".join(f"{own.mean[self.game.point(x, y)]:.2f}"
+                                 for x in range(self.game.size)))
+        return "\n" + "\n".join(rows)
+
+    def cmd_gogui_dash_visits(self, args):
+        self._expect(args, 1)
+        color = self._color(args[0])
+        self.game.to_play = color
+        result = self.player.search.run(self.game, self.player.config.rollouts)
+        visits = {m.point: m.visits for m in result.children}
+        rows = []
+        for y in range(self.game.size - 1, -1, -1):
+            rows.append(" ".join(str(visits.get(self.game.point(x, y), '""'))
+                                 for x in range(self.game.size)))
+        return "\n" + "\n".join(rows)
+
+    def cmd_lz_dash_analyze(self, args, out=None, cmd_id=""):
+        """lz-analyze [color] [interval]: stream 'info move ...' lines until the next command."""
+        color, interval = self.game.to_play, 100
+        rest = list(args)
+        if rest and rest[0].lower() in ("b", "w", "black", "white"):
+            color = self._color(rest.pop(0))
+        if rest and rest[0] == "interval":
+            rest.pop(0)
+        if rest:
+            interval = self._int(rest.pop(0))
+        interval = max(interval, 1)
+        out.write(f"={cmd_id}\n")
+        out.flush()
+        self.game.to_play = color
+        stop = threading.Event()
+        player = self.player
+        per_round = max(50, player.config.rollouts // 10)
+        total = 0
+        while self.pending.empty() and total < 20 * max(player.config.rollouts, 1):
+            result = player.search.run(self.game, per_round, seconds=interval / 100.0,
+                                       stop_event=stop)
+            total += max(result.playouts, 1)
+            out.write(self._lz_info(result) + "\n")
+            out.flush()
+        out.write("\n")
+        out.flush()
+
+    def _lz_info(self, result):
+        parts = []
+        for order, m in enumerate(result.children[:10]):
+            if m.visits == 0:
+                break
+            parts.append(f"info move {self.game.vertex(m.point)} visits {m.visits} "
+                         f"winrate {int(m.winrate * 10000)} prior {int(m.prior * 10000)} "
+                         f"order {order} pv {self.game.vertex(m.point)}")
+        return " ".join(parts)
+
+
+def run_gtp(engine, inp=None, out=None):
+    """Serve GTP on the given streams (stdin/stdout by default)."""
+    inp = inp if inp is not None else sys.stdin
+    out = out if out is not None else sys.stdout
+    engine.serve(inp, out)

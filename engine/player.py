@@ -1,0 +1,238 @@
+"""The player: turns searches into moves (pass and resign policy), judges dead stones from
+playout ownership, scores finished games, and budgets time.
+
+Everything GTP needs beyond the rules lives here, so that the protocol layer stays a table of
+small handlers.
+"""
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine import board as bd
+from engine import playout as po
+from engine.search import Search, SearchConfig
+
+RESIGN = -2
+
+
+@dataclass
+class PlayerConfig:
+    """Move-choice parameters; built once from the command line."""
+    rollouts: int = 5000
+    resign_threshold: float = 0.1
+    min_resign_playouts: int = 500
+    ownership_runs: int = 1000
+    lag_buffer: float = 1.0
+    search: SearchConfig = field(default_factory=SearchConfig)
+
+
+@dataclass
+class TimeControl:
+    """Canadian-style time settings (GTP time_settings) plus KGS's Japanese byo-yomi periods."""
+    main: float = 0.0
+    byo_time: float = 0.0
+    byo_stones: int = 0
+    byo_periods: int = 0      # > 0 for Japanese byo-yomi (kgs-time_settings byoyomi)
+    unlimited: bool = True
+
+
+@dataclass
+class Clock:
+    """What time_left last told us about one colour."""
+    seconds: float = 0.0
+    stones: int = 0           # 0: still in main time
+    known: bool = False
+
+
+class Ownership:
+    """Mean playout ownership of every point: +1 black, -1 white."""
+
+    def __init__(self, game, runs, seed):
+        board = game.board
+        board.info[bd.TO_PLAY] = game.to_play
+        self.mean = np.zeros(board.stones.shape[0], np.float64)
+        scratch = bd.copy_board(board)
+        rng = po.new_rng(seed)
+        self.black_winrate = po.playout_ownership(board, game.rules.komi, runs, rng, scratch,
+                                                  self.mean)
+        self.mean /= max(runs, 1)
+
+    def dead_points(self, game):
+        """Return the stones owned by the other colour in most playouts."""
+        dead = []
+        for p in game.on_board_points():
+            c = game.color_at(p)
+            if (c == bd.BLACK and self.mean[p] < 0) or (c == bd.WHITE and self.mean[p] > 0):
+                dead.append(p)
+        return dead
+
+
+def board_without(game, points):
+    """Return a copy of the game's board with the given stones taken off (for scoring)."""
+    remove = set(points)
+    clean = bd.new_board(game.size)
+    for p in game.on_board_points():
+        c = game.color_at(p)
+        if c != bd.EMPTY and p not in remove:
+            bd.place_stone(clean, p, c)
+    return clean
+
+
+def seki_points(game, dead):
+    """Return the living stones that share an empty region with both colours (seki)."""
+    clean = board_without(game, dead)
+    owner = np.empty(clean.stones.shape[0], np.int8)
+    bd.area_owner(clean, owner)
+    result = []
+    w = game.size + 2
+    for p in game.on_board_points():
+        if clean.stones[p] in (bd.BLACK, bd.WHITE):
+            if any(clean.stones[p + d] == bd.EMPTY and owner[p + d] == bd.EMPTY
+                   for d in (-w, -1, 1, w)):
+                result.append(p)
+    return _whole_chains(clean, result)
+
+
+def _whole_chains(board, points):
+    """Extend a list of stones to the complete chains they belong to."""
+    seen = set()
+    for p in points:
+        head = board.chain[p]
+        s = head
+        while True:
+            seen.add(int(s))
+            s = board.chain_next[s]
+            if s == head:
+                break
+    return sorted(seen)
+
+
+class Player:
+    """Chooses moves for a Game with UCT search, and judges the end of the game."""
+
+    def __init__(self, config, size):
+        self.config = config
+        self.search = Search(config.search, size)
+        self.time = TimeControl()
+        self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
+        self.last_result = None
+        self._ownership_cache = None
+
+    def new_game(self, size):
+        """Forget the tree (and the clocks) for a new game on a board of this size."""
+        self.search = Search(self.config.search, size)
+        self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
+        self.last_result = None
+        self._ownership_cache = None
+
+    # Time -----------------------------------------------------------------------------
+    def move_seconds(self, game, color):
+        """Return the wall-clock budget for this move, or None without a time limit."""
+        tc = self.time
+        if tc.unlimited:
+            return None
+        clock = self.clocks[color]
+        lag = self.config.lag_buffer
+        if not clock.known:
+            left, stones = tc.main, 0
+            if tc.main <= 0:
+                left, stones = tc.byo_time, max(tc.byo_stones, 1)
+        else:
+            left, stones = clock.seconds, clock.stones
+        if stones > 0:
+            return max(0.05, left / stones - lag)
+        moves_left = max(20, len(game.legal_moves(color, superko=False)) // 3)
+        budget = left / moves_left
+        if tc.byo_time > 0:
+            per_byo = tc.byo_time / max(tc.byo_stones, 1) if tc.byo_periods == 0 else tc.byo_time
+            budget += per_byo - lag
+        return max(0.05, min(budget, left - lag) if left > lag else 0.05)
+
+    # Moves -----------------------------------------------------------------------------
+    def ownership(self, game):
+        """Return the playout Ownership of the current position (cached per position)."""
+        key = (tuple(game.moves), tuple(game.setup), game.rules.komi)
+        if self._ownership_cache is None or self._ownership_cache[0] != key:
+            own = Ownership(game, self.config.ownership_runs, self.config.search.seed + 7)
+            self._ownership_cache = (key, own)
+        return self._ownership_cache[1]
+
+    def score_for(self, game, color):
+        """Return the area score from color's view with estimated dead stones removed."""
+        dead = self.ownership(game).dead_points(game)
+        score = bd.area_score(board_without(game, dead), game.rules.komi)
+        return score if color == bd.BLACK else -score
+
+    def genmove(self, game, color, cleanup=False, stop_event=None):
+        """Return the point to play for color, bd.PASS or RESIGN (the game is not changed).
+
+        Passes when the opponent passed and passing wins by area after dead-stone removal;
+        with cleanup (kgs-genmove_cleanup) it first captures every stone it thinks dead.
+        """
+        game.to_play = color
+        opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
+        if opponent_passed and not cleanup and self.score_for(game, color) > 0:
+            return bd.PASS
+        if cleanup:
+            dead = self.ownership(game).dead_points(game)
+            if not any(game.color_at(p) == 3 - color for p in dead) and \
+                    self.score_for(game, color) > 0:
+                return bd.PASS
+        seconds = self.move_seconds(game, color)
+        result = self.search.run(game, self.config.rollouts, seconds, stop_event)
+        self.last_result = result
+        best = result.best
+        if best is None:
+            return bd.PASS
+        if self._should_resign(game, result) and not cleanup:
+            return RESIGN
+        if best.winrate > 0.5 and not cleanup and self._settled(game, color):
+            return bd.PASS
+        return best.point
+
+    def _should_resign(self, game, result):
+        """Return True when the search is sure enough that we lose."""
+        min_moves = 100 if game.handicap else game.size * game.size // 4
+        return (len(game.moves) >= min_moves
+                and result.playouts >= min(self.config.min_resign_playouts,
+                                           self.config.rollouts // 2)
+                and result.best.winrate < self.config.resign_threshold)
+
+    def _settled(self, game, color):
+        """Return True when every empty point is firmly owned or dame and passing still wins."""
+        own = self.ownership(game)
+        for p in game.on_board_points():
+            if game.color_at(p) == bd.EMPTY and abs(own.mean[p]) < 0.9:
+                w = game.size + 2
+                touches = {game.color_at(p + d) for d in (-w, -1, 1, w)}
+                if not {bd.BLACK, bd.WHITE} <= touches:
+                    return False
+        return self.score_for(game, color) > 0
+
+    # End of game -----------------------------------------------------------------------
+    def final_status(self, game):
+        """Return dict status -> sorted stone points, for 'dead', 'alive' and 'seki'."""
+        dead = set(self.ownership(game).dead_points(game))
+        seki = set(seki_points(game, dead))
+        stones = [p for p in game.on_board_points() if game.color_at(p) != bd.EMPTY]
+        alive = [p for p in stones if p not in dead and p not in seki]
+        return {"dead": sorted(dead), "alive": alive, "seki": sorted(seki)}
+
+    def final_score(self, game):
+        """Return the area score black minus white minus komi after dead-stone removal."""
+        return self.score_for(game, bd.BLACK)
+
+
+def score_text(score):
+    """Return GTP's result text: 'B+3.5', 'W+0.5' or '0'."""
+    if score > 0:
+        return f"B+{score:g}"
+    if score < 0:
+        return f"W+{-score:g}"
+    return "0"
+
+
+def cpu_seconds():
+    """Return this process's CPU time in seconds."""
+    return time.process_time()

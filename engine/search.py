@@ -1,0 +1,410 @@
+"""Multithreaded UCT over a preallocated node pool, with numba workers that run without the GIL.
+
+Each expanded node owns a contiguous run of edges; the children's statistics (move, visits,
+wins, virtual loss, prior, child node) live in flat edge arrays, so selection is one loop over a
+slice. Worker threads descend with virtual loss and darkforest's uniform noise on win rates,
+claim expansions and node slots with atomic compare-and-swap, run a playout from the leaf and
+back the result up with atomic adds. Wins are counted in half points (2 per win, 1 per jigo).
+"""
+import math
+import threading
+import time
+from collections import namedtuple
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from engine import board as bd
+from engine import playout as po
+from engine.atomics import atomic_add, atomic_cas
+
+UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
+
+# Slots of the float64 parameter array handed to the workers.
+P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT = range(7)
+PARAM_SLOTS = 7
+
+# Slots of the tree's counters.
+C_NODES, C_EDGES, C_PLAYOUTS_DONE, C_PLAYOUTS_CLAIMED = range(4)
+
+MAX_DEPTH = 2048
+
+Tree = namedtuple("Tree", [
+    "node_first",    # int32[nodes]: index of the node's first edge (valid when EXPANDED)
+    "node_count",    # int32[nodes]: number of edges
+    "node_visits",   # int32[nodes]: finished descents through the node
+    "node_state",    # int32[nodes]: UNEXPANDED, EXPANDING or EXPANDED
+    "edge_move",     # int32[edges]: board point of the move
+    "edge_visits",   # int32[edges]: finished descents through the edge
+    "edge_wins",     # int32[edges]: half-point wins for the player who makes the move
+    "edge_virtual",  # int32[edges]: descents in flight (virtual losses)
+    "edge_prior",    # float32[edges]: prior probability of the move
+    "edge_child",    # int32[edges]: node reached by the move, -1 until first visited
+    "counters",      # int64[4]: nodes used, edges used, playouts done, playouts claimed
+])
+
+
+@dataclass
+class SearchConfig:
+    """Search parameters; one object travels from the command line to the workers."""
+    uct_c: float = 0.7
+    first_play_urgency: float = 1.1
+    noise: float = 0.02
+    expand_visits: int = 2
+    virtual_loss: int = 3
+    prior_weight: float = 0.0
+    threads: int = 1
+    max_nodes: int = 400_000
+    max_edges: int = 8_000_000
+    seed: int = 0
+
+    def as_array(self, komi):
+        """Return the float64 parameter array the numba workers read."""
+        params = np.zeros(PARAM_SLOTS, np.float64)
+        params[P_UCT_C] = self.uct_c
+        params[P_FPU] = self.first_play_urgency
+        params[P_NOISE] = self.noise
+        params[P_EXPAND_VISITS] = self.expand_visits
+        params[P_VIRTUAL_LOSS] = self.virtual_loss
+        params[P_KOMI] = komi
+        params[P_PRIOR_WEIGHT] = self.prior_weight
+        return params
+
+
+def new_tree(max_nodes, max_edges):
+    """Return an empty Tree with pools of the given sizes."""
+    return Tree(
+        node_first=np.zeros(max_nodes, np.int32),
+        node_count=np.zeros(max_nodes, np.int32),
+        node_visits=np.zeros(max_nodes, np.int32),
+        node_state=np.zeros(max_nodes, np.int32),
+        edge_move=np.zeros(max_edges, np.int32),
+        edge_visits=np.zeros(max_edges, np.int32),
+        edge_wins=np.zeros(max_edges, np.int32),
+        edge_virtual=np.zeros(max_edges, np.int32),
+        edge_prior=np.zeros(max_edges, np.float32),
+        edge_child=np.full(max_edges, -1, np.int32),
+        counters=np.zeros(4, np.int64),
+    )
+
+
+@njit(cache=True, nogil=True)
+def reset_tree(tree):
+    """Empty the tree and allocate a fresh root; returns the root's index (0)."""
+    tree.counters[:] = 0
+    tree.counters[C_NODES] = 1
+    tree.node_state[0] = UNEXPANDED
+    tree.node_visits[0] = 0
+    tree.node_count[0] = 0
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _new_node(tree):
+    """Claim a node slot; return its index or -1 when the pool is full."""
+    node = atomic_add(tree.counters, C_NODES, 1)
+    if node >= tree.node_state.shape[0]:
+        return -1
+    tree.node_state[node] = UNEXPANDED
+    tree.node_visits[node] = 0
+    tree.node_count[node] = 0
+    return node
+
+
+@njit(cache=True, nogil=True)
+def candidate_moves(b, color, allowed, out):
+    """Write the tree's candidate moves for color into out: legal, not filling an own eye,
+    allowed[p] true; return how many."""
+    n = 0
+    for i in range(b.info[bd.NEMPTY]):
+        p = b.empties[i]
+        if allowed[p] and not bd.is_true_eye_like(b, p, color) and bd.is_legal(b, p, color):
+            out[n] = p
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def expand(tree, node, b, allowed, priors):
+    """Give an UNEXPANDED node its edges (uniform priors where priors[p] is 0); return False
+    when another thread holds the expansion or the edge pool is full."""
+    if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
+        return False
+    color = b.info[bd.TO_PLAY]
+    moves = np.empty(b.info[bd.NEMPTY] + 1, np.int32)
+    n = candidate_moves(b, color, allowed, moves)
+    first = atomic_add(tree.counters, C_EDGES, n)
+    if first + n > tree.edge_move.shape[0]:
+        tree.node_state[node] = UNEXPANDED
+        return False
+    total = 0.0
+    for i in range(n):
+        total += priors[moves[i]]
+    for i in range(n):
+        e = first + i
+        tree.edge_move[e] = moves[i]
+        tree.edge_visits[e] = 0
+        tree.edge_wins[e] = 0
+        tree.edge_virtual[e] = 0
+        tree.edge_child[e] = -1
+        tree.edge_prior[e] = priors[moves[i]] / total if total > 0 else 1.0 / n
+    tree.node_first[node] = first
+    tree.node_count[node] = n
+    atomic_cas(tree.node_state, node, EXPANDING, EXPANDED)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def select_edge(tree, node, params, rng):
+    """Return the edge of an EXPANDED node with the highest noisy UCB1 value, or -1."""
+    first = tree.node_first[node]
+    count = tree.node_count[node]
+    if count == 0:
+        return -1
+    log_parent = math.log(tree.node_visits[node] + 1.0)
+    c = params[P_UCT_C]
+    noise = params[P_NOISE]
+    prior_weight = params[P_PRIOR_WEIGHT]
+    best = -1
+    best_value = -1e300
+    for e in range(first, first + count):
+        n = tree.edge_visits[e] + tree.edge_virtual[e]
+        if n == 0:
+            value = params[P_FPU]
+        else:
+            value = 0.5 * tree.edge_wins[e] / n + c * math.sqrt(log_parent / n)
+        value += noise * po.rand_float(rng) + prior_weight * tree.edge_prior[e] / (1.0 + n)
+        if value > best_value:
+            best_value = value
+            best = e
+    return best
+
+
+@njit(cache=True, nogil=True)
+def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, uniform):
+    """Walk from root to a leaf, playing the moves on b and adding virtual loss; return depth.
+
+    path_nodes[0..depth] are the visited nodes, path_edges[0..depth-1] the edges taken.
+    Expands a leaf that has been visited often enough (and always the root).
+    """
+    node = root
+    depth = 0
+    vl = np.int32(params[P_VIRTUAL_LOSS])
+    while depth < MAX_DEPTH - 1:
+        path_nodes[depth] = node
+        state = tree.node_state[node]
+        if state == UNEXPANDED:
+            if node == root or tree.node_visits[node] + 1 >= params[P_EXPAND_VISITS]:
+                expand(tree, node, b, allow_all, uniform)
+            state = tree.node_state[node]
+        if state != EXPANDED:
+            break
+        e = select_edge(tree, node, params, rng)
+        if e < 0:
+            break
+        atomic_add(tree.edge_virtual, e, vl)
+        path_edges[depth] = e
+        bd.play(b, tree.edge_move[e], b.info[bd.TO_PLAY])
+        depth += 1
+        child = tree.edge_child[e]
+        if child < 0:
+            fresh = _new_node(tree)
+            if fresh < 0:
+                path_nodes[depth] = -1
+                return depth
+            child = atomic_cas(tree.edge_child, e, -1, fresh)
+            if child == -1:
+                child = fresh
+        node = child
+    path_nodes[depth] = node
+    return depth
+
+
+@njit(cache=True, nogil=True)
+def backup(tree, path_nodes, path_edges, depth, root_color, winner, params):
+    """Add one finished playout to every node and edge on the path and drop its virtual loss."""
+    vl = np.int32(params[P_VIRTUAL_LOSS])
+    mover = root_color
+    for i in range(depth + 1):
+        if path_nodes[i] >= 0:
+            atomic_add(tree.node_visits, path_nodes[i], 1)
+        if i == depth:
+            break
+        e = path_edges[i]
+        if winner == mover:
+            win = 2
+        elif winner == 0:
+            win = 1
+        else:
+            win = 0
+        atomic_add(tree.edge_wins, e, win)
+        atomic_add(tree.edge_visits, e, 1)
+        atomic_add(tree.edge_virtual, e, -vl)
+        mover = 3 - mover
+
+
+@njit(cache=True, nogil=True)
+def playout_winner(b, rng, komi):
+    """Play b out with the default policy; return the winner (BLACK, WHITE or 0 for jigo)."""
+    size = b.info[bd.SIZE]
+    po.random_playout(b, rng, 3 * size * size)
+    score = bd.area_score(b, komi)
+    if score > 0:
+        return bd.BLACK
+    if score < 0:
+        return bd.WHITE
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def search_worker(tree, root, root_board, scratch, rng, params, budget, stop):
+    """Run descents + playouts until `budget` playouts are claimed or stop[0] is set;
+    return how many this worker ran. root_board must not change while workers run."""
+    path_nodes = np.empty(MAX_DEPTH, np.int32)
+    path_edges = np.empty(MAX_DEPTH, np.int32)
+    allow_all = np.ones(root_board.stones.shape[0], np.bool_)
+    uniform = np.zeros(root_board.stones.shape[0], np.float32)
+    root_color = root_board.info[bd.TO_PLAY]
+    komi = params[P_KOMI]
+    done = 0
+    while stop[0] == 0:
+        if atomic_add(tree.counters, C_PLAYOUTS_CLAIMED, 1) >= budget:
+            break
+        bd.copy_into(scratch, root_board)
+        depth = descend(tree, root, scratch, params, rng, path_nodes, path_edges,
+                        allow_all, uniform)
+        winner = playout_winner(scratch, rng, komi)
+        backup(tree, path_nodes, path_edges, depth, root_color, winner, params)
+        atomic_add(tree.counters, C_PLAYOUTS_DONE, 1)
+        done += 1
+    return done
+
+
+@njit(cache=True, nogil=True)
+def find_child(tree, node, move):
+    """Return the child node reached from node by move, or -1 if it is not in the tree."""
+    if tree.node_state[node] != EXPANDED:
+        return -1
+    first = tree.node_first[node]
+    for e in range(first, first + tree.node_count[node]):
+        if tree.edge_move[e] == move:
+            return tree.edge_child[e]
+    return -1
+
+
+@dataclass
+class MoveStats:
+    """One root child: its move, visits, win rate for the mover and prior."""
+    point: int
+    visits: int
+    winrate: float
+    prior: float
+
+
+@dataclass
+class SearchResult:
+    """What a search found: the root's children sorted by visits, and totals."""
+    children: list
+    playouts: int
+    root_winrate: float   # for the side to move, over all playouts through the root's edges
+    seconds: float
+
+    @property
+    def best(self):
+        """Return the most visited child's MoveStats, or None when there were no candidates."""
+        return self.children[0] if self.children else None
+
+
+class Search:
+    """A reusable UCT search: keeps its tree between moves of the same game."""
+
+    def __init__(self, config, size):
+        self.config = config
+        self.size = size
+        self.tree = new_tree(config.max_nodes, config.max_edges)
+        self.root = reset_tree(self.tree)
+        self._root_moves = None        # the game's move list (color, point) at the root
+        self._root_setup = None
+        self._rngs = [po.new_rng(config.seed * 1000 + i + 1) for i in range(max(1, config.threads))]
+
+    def _place_root(self, game):
+        """Move the root to the game's position, reusing the subtree when the game went on
+        from the previous root by the moves recorded in between."""
+        moves = list(game.moves)
+        reuse_ok = (self._root_moves is not None and self._root_setup == game.setup
+                    and moves[:len(self._root_moves)] == self._root_moves
+                    and self.tree.counters[C_NODES] < self.config.max_nodes // 2
+                    and self.tree.counters[C_EDGES] < self.config.max_edges // 2)
+        node = self.root
+        if reuse_ok:
+            for _, point in moves[len(self._root_moves):]:
+                node = find_child(self.tree, node, point) if point != bd.PASS else -1
+                if node < 0:
+                    break
+        if not reuse_ok or node < 0:
+            node = reset_tree(self.tree)
+        self.root = node
+        self._root_moves = moves
+        self._root_setup = list(game.setup)
+
+    def _expand_root(self, game):
+        """Expand the root with superko-violating moves left out; a reused root that offers
+        such a move is searched afresh."""
+        tree = self.tree
+        color = game.to_play
+        if tree.node_state[self.root] == EXPANDED:
+            first, count = tree.node_first[self.root], tree.node_count[self.root]
+            if not any(game.repeats_position(int(tree.edge_move[e]), color)
+                       for e in range(first, first + count)):
+                return
+            self.root = reset_tree(tree)
+        allowed = np.zeros(game.board.stones.shape[0], np.bool_)
+        for p in game.legal_moves(color):
+            allowed[p] = True
+        expand(tree, self.root, game.board, allowed, np.zeros(allowed.shape[0], np.float32))
+
+    def run(self, game, playouts, seconds=None, stop_event=None):
+        """Search the game's position for up to `playouts` new playouts (and `seconds` of wall
+        time, if given, and until stop_event is set); return a SearchResult."""
+        started = time.perf_counter()
+        board = bd.copy_board(game.board)
+        board.info[bd.TO_PLAY] = game.to_play
+        self._place_root(game)
+        self._expand_root(game)
+        tree = self.tree
+        tree.counters[C_PLAYOUTS_CLAIMED] = 0
+        tree.counters[C_PLAYOUTS_DONE] = 0
+        params = self.config.as_array(game.rules.komi)
+        stop = np.zeros(1, np.int64)
+        threads = [threading.Thread(target=search_worker,
+                                    args=(tree, self.root, board, bd.copy_board(board),
+                                          self._rngs[i], params, playouts, stop), daemon=True)
+                   for i in range(len(self._rngs))]
+        for t in threads:
+            t.start()
+        deadline = None if seconds is None else started + seconds
+        while any(t.is_alive() for t in threads):
+            if deadline is not None and time.perf_counter() >= deadline:
+                stop[0] = 1
+            if stop_event is not None and stop_event.is_set():
+                stop[0] = 1
+            for t in threads:
+                t.join(timeout=0.005)
+        return self.result(game, time.perf_counter() - started)
+
+    def result(self, game, seconds=0.0):
+        """Return the root's statistics as a SearchResult."""
+        tree = self.tree
+        children = []
+        if tree.node_state[self.root] == EXPANDED:
+            first, count = tree.node_first[self.root], tree.node_count[self.root]
+            for e in range(first, first + count):
+                move = int(tree.edge_move[e])
+                visits = int(tree.edge_visits[e])
+                winrate = 0.5 * tree.edge_wins[e] / visits if visits else 0.0
+                children.append(MoveStats(move, visits, winrate, float(tree.edge_prior[e])))
+        children.sort(key=lambda m: (m.visits, m.winrate), reverse=True)
+        total = sum(m.visits for m in children)
+        winrate = sum(m.winrate * m.visits for m in children) / total if total else 0.5
+        return SearchResult(children, int(tree.counters[C_PLAYOUTS_DONE]), winrate, seconds)

@@ -1,0 +1,130 @@
+"""darkgo: a darkforest-style Go engine speaking GTP on stdin/stdout.
+
+    python gtp_main.py --rollouts 5000
+
+Logs go to stderr (or --log-file), never to stdout, which belongs to GTP.
+"""
+import argparse
+import logging
+import sys
+
+from engine import board as bd
+from engine.gtp import GtpEngine, run_gtp
+from engine.player import Player, PlayerConfig
+from engine.search import SearchConfig
+
+
+def positive_int(text):
+    """argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def board_size(text):
+    """argparse type: a board size GTP allows (2..25)."""
+    value = int(text)
+    if not bd.MIN_SIZE <= value <= bd.MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"board size must be {bd.MIN_SIZE}..{bd.MAX_SIZE}")
+    return value
+
+
+def fraction(text):
+    """argparse type: a float in [0, 1]."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+def non_negative(text):
+    """argparse type: a float >= 0."""
+    value = float(text)
+    if not value >= 0.0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def build_parser():
+    """Return the command-line parser; every flag is documented in --help."""
+    p = argparse.ArgumentParser(
+        description="darkgo: a Go engine (numba rules core, multithreaded UCT) speaking GTP "
+                    "version 2 on stdin/stdout.")
+    p.add_argument("--rollouts", type=positive_int, default=5000,
+                   help="playouts per move (time controls can only shorten a move); default 5000")
+    p.add_argument("--threads", type=positive_int, default=1,
+                   help="search threads running playouts in parallel; default 1")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed: the same seed, flags and commands give the same moves "
+                        "with one thread; default 0")
+    p.add_argument("--komi", type=float, default=7.5, help="initial komi; default 7.5")
+    p.add_argument("--boardsize", type=board_size, default=19,
+                   help="initial board size, 2..25; default 19")
+    p.add_argument("--rules", choices=("default", "strict"), default="default",
+                   help="'default': an opponent's move that only repeats an earlier position "
+                        "is accepted with a warning; 'strict': refused as an illegal move "
+                        "(positional superko). Our own moves never repeat a position.")
+    p.add_argument("--weights", default=None,
+                   help="network weights file; default: the shipped default net when "
+                        "--net is 'auto'")
+    p.add_argument("--net", choices=("auto", "none"), default="auto",
+                   help="'auto': use the network when a weights file is present; 'none': "
+                        "search with playouts alone")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where the network runs: 'auto' takes CUDA when torch sees a GPU")
+    p.add_argument("--resign-threshold", type=fraction, default=0.1,
+                   help="resign when the best move's win rate is below this; 0 never resigns; "
+                        "default 0.1")
+    p.add_argument("--lag-buffer", type=non_negative, default=1.0,
+                   help="seconds kept back from every timed move for network lag; default 1.0")
+    p.add_argument("--ownership-runs", type=positive_int, default=1000,
+                   help="playouts used to judge dead stones for final_score and "
+                        "final_status_list; default 1000")
+    p.add_argument("--max-nodes", type=positive_int, default=400_000,
+                   help="size of the search tree's node pool; a full pool stops growth; "
+                        "default 400000")
+    p.add_argument("--log-file", default=None,
+                   help="write the log here instead of stderr")
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
+                   help="log detail; default info")
+    return p
+
+
+def setup_logging(path, level):
+    """Send log records to stderr or to the file at path."""
+    handler = logging.FileHandler(path, encoding="utf-8") if path else \
+        logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+
+
+def build_engine(args):
+    """Return a GtpEngine configured from parsed arguments."""
+    search = SearchConfig(threads=args.threads, seed=args.seed, max_nodes=args.max_nodes,
+                          max_edges=args.max_nodes * 20)
+    config = PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
+                          ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
+                          search=search)
+    player = Player(config, args.boardsize)
+    return GtpEngine(player, size=args.boardsize, komi=args.komi,
+                     strict_superko=args.rules == "strict")
+
+
+def main(argv=None):
+    """Parse flags and serve GTP until quit or end of input; return the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        setup_logging(args.log_file, args.log_level)
+    except OSError as exc:
+        print(f"gtp_main.py: cannot open log file: {exc}", file=sys.stderr)
+        return 2
+    engine = build_engine(args)
+    run_gtp(engine)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
