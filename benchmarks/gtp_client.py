@@ -1,4 +1,4 @@
-"""Controller side of GTP: drive one engine subprocess, with timeouts and a checker for malformed answers."""
+"""Controller side of GTP: one engine subprocess, answers read with timeouts and checked."""
 
 import dataclasses
 import queue
@@ -21,7 +21,7 @@ class EngineTimeout(EngineError):
 
 @dataclasses.dataclass
 class Response:
-    """One GTP answer: ok is True for '=', False for '?'; None when the status could not be read."""
+    """One GTP answer: ok is True for '=', False for '?', None when no status could be read."""
 
     ok: bool | None
     text: str
@@ -53,8 +53,9 @@ class GtpEngine:
 
     def _read_stdout(self) -> None:
         """Return when stdout closes, having queued each line and then None."""
-        for raw in self._proc.stdout:
-            self._lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        with self._proc.stdout:
+            for raw in self._proc.stdout:
+                self._lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
         self._lines.put(None)
 
     def _next_line(self, deadline: float) -> str | None:
@@ -65,16 +66,16 @@ class GtpEngine:
                 return self._lines.get_nowait()
             return self._lines.get(timeout=remaining)
         except queue.Empty:
-            raise EngineTimeout(f"no complete answer within the time allowed: {self.command}") from None
+            raise EngineTimeout(f"no answer in time from {self.command}") from None
 
     def send(self, command: str, timeout: float) -> Response:
-        """Return the engine's answer to command; raise EngineError if it dies or times out (then it is killed)."""
+        """Return the answer to command; raise EngineError (engine killed) if it dies or hangs."""
         cmd_id = self._next_id
         self._next_id += 1
         try:
             self._proc.stdin.write(f"{cmd_id} {command}\n".encode())
             self._proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:
             self.kill()
             raise EngineError(f"engine died before '{command}': {exc}") from None
         deadline = time.monotonic() + timeout
@@ -97,7 +98,7 @@ class GtpEngine:
             try:
                 line = self._next_line(min(deadline, time.monotonic() + self.tail_timeout))
             except EngineTimeout:
-                return _parse(body, cmd_id, ["answer not terminated by an empty line"])
+                line = None
             if line is None:
                 return _parse(body, cmd_id, ["answer not terminated by an empty line"])
             if line == "":
@@ -105,17 +106,22 @@ class GtpEngine:
             body.append(line)
 
     def close(self, grace: float = 5.0) -> None:
-        """Return once the engine has exited: asked to quit, killed if it lingers past grace seconds."""
+        """Return once the engine has exited: asked to quit, killed if still there after grace s."""
         if self._proc.poll() is None:
             try:
                 self.send("quit", grace)
             except EngineError:
+                # send has already killed it.
                 pass
         try:
             self._proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             self.kill()
-        self._proc.stdin.close()
+        try:
+            self._proc.stdin.close()
+        except OSError:
+            # Unsent bytes to a dead engine cannot be flushed; there is nothing left to tell it.
+            pass
 
     def kill(self) -> None:
         """Return after the engine process is gone."""
@@ -129,7 +135,8 @@ def _parse(body: list[str], cmd_id: int, problems: list[str]) -> Response:
     match = _STATUS_LINE.match(body[0])
     text = "\n".join(body)
     if match is None:
-        return Response(None, text, problems + [f"answer does not start with '=' or '?': {body[0]!r}"])
+        problems = problems + [f"answer does not start with '=' or '?': {body[0]!r}"]
+        return Response(None, text, problems)
     status, answer_id, first = match.groups()
     if answer_id != str(cmd_id):
         problems = problems + [f"answer id {answer_id!r} does not match command id {cmd_id}"]

@@ -1,0 +1,567 @@
+"""Play a match between two GTP engines: SGF files, a results file, a JSON summary printed last.
+
+Engine A is the one given as --black, engine B the one given as --white; with alternation (the
+default) they swap colours in odd-numbered games. Games already in the results file are skipped,
+so rerunning an interrupted match resumes it.
+"""
+
+import argparse
+import concurrent.futures
+import dataclasses
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import sys
+import threading
+import time
+
+from sgfmill import boards, common, sgf
+
+from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, Response
+
+_SCORE = re.compile(r"([BW])\+(\d+(?:\.\d*)?)$", re.IGNORECASE)
+_ROLE_NAME = {"b": "black", "w": "white", "referee": "referee"}
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchConfig:
+    """The settings of one match, as given on the command line."""
+
+    engine_a: str
+    engine_b: str
+    games: int
+    size: int
+    komi: float
+    sgf_dir: str
+    results: str
+    referee: str | None
+    parallel: int
+    max_moves: int
+    alternate: bool
+    timeout: float
+
+
+def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Return the Wilson score interval for successes out of n trials; (0, 1) when n is 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def engines_for_game(config: MatchConfig, index: int) -> tuple[str, str, str]:
+    """Return (black command, white command, letter of the engine playing black) for game index."""
+    if config.alternate and index % 2 == 1:
+        return config.engine_b, config.engine_a, "B"
+    return config.engine_a, config.engine_b, "A"
+
+
+def parse_score(text: str) -> tuple[str | None, str] | None:
+    """Return (winner colour, None for a draw; SGF result) for a final_score answer, or None."""
+    text = text.strip()
+    if text == "0":
+        return None, "0"
+    match = _SCORE.match(text)
+    if match is None:
+        return None
+    winner = match.group(1).upper()
+    return winner, f"{winner}+{float(match.group(2)):g}"
+
+
+def opponent(colour: str) -> str:
+    """Return the other sgfmill colour."""
+    return "w" if colour == "b" else "b"
+
+
+class ResultsFileError(Exception):
+    """The results file belongs to a different match."""
+
+
+class Abandoned(Exception):
+    """The match was interrupted; the game in progress is not recorded."""
+
+
+class EngineFault(Exception):
+    """An engine lost the game, or the referee could not score it; code is the SGF reason letter."""
+
+    def __init__(self, role: str, code: str, reason: str):
+        super().__init__(reason)
+        self.role = role
+        self.code = code
+        self.reason = reason
+
+
+@dataclasses.dataclass
+class Player:
+    """One engine in one game, with the faults charged to it."""
+
+    role: str
+    engine: GtpEngine | None
+    name: str
+    illegal_moves: int = 0
+    protocol_errors: int = 0
+
+
+@dataclasses.dataclass
+class Outcome:
+    """How a game ended: winner is 'B', 'W' or None (a draw when scored, else unscored)."""
+
+    winner: str | None
+    result: str
+    reason: str
+    scored: bool = True
+    scores: dict[str, str] = dataclasses.field(default_factory=dict)
+    disagree: bool = False
+
+
+def write_sgf(path: str, config: MatchConfig, players: dict[str, Player], moves: list,
+              outcome: Outcome, notes: list[str]) -> None:
+    """Return after writing the game, with names, komi, result and its reason, to path."""
+    game = sgf.Sgf_game(config.size)
+    root = game.get_root()
+    root.set("KM", config.komi)
+    root.set("PB", players["b"].name)
+    root.set("PW", players["w"].name)
+    root.set("RE", outcome.result)
+    root.set("GC", "\n".join([outcome.reason] + notes))
+    for colour, move in moves:
+        game.extend_main_sequence().set_move(colour, move)
+    with open(path, "wb") as handle:
+        handle.write(game.serialise())
+
+
+def load_results(config: MatchConfig) -> dict[int, dict]:
+    """Return finished games by index; raise ResultsFileError if the file has other engines'."""
+    records: dict[int, dict] = {}
+    if not os.path.exists(config.results):
+        return records
+    with open(config.results, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                # A line cut short when a run was killed mid-write; that game is replayed.
+                continue
+            index = record["index"]
+            if index >= config.games:
+                continue
+            black, white, _ = engines_for_game(config, index)
+            if (record["black"], record["white"]) != (black, white):
+                raise ResultsFileError(f"{config.results} holds game {index} between other "
+                                       "engines; use another --results file")
+            records[index] = record
+    return records
+
+
+def append_result(path: str, record: dict) -> None:
+    """Return after appending record to the results file as one JSON line."""
+    with open(path, "a+", encoding="utf-8") as handle:
+        handle.seek(0, os.SEEK_END)
+        # Start on a fresh line if a killed run left the last one unfinished.
+        if handle.tell() > 0:
+            handle.seek(handle.tell() - 1)
+            if handle.read(1) != "\n":
+                handle.write("\n")
+        handle.write(json.dumps(record) + "\n")
+
+
+class MatchRunner:
+    """Plays a match's games on worker threads, appending each to the results file as it ends."""
+
+    def __init__(self, config: MatchConfig, finished: int):
+        self.config = config
+        self.finished = finished
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._live: set[GtpEngine] = set()
+
+    def stop(self) -> None:
+        """Return after every running engine is killed; games in progress then end unrecorded."""
+        with self._lock:
+            self._stopped = True
+            live = list(self._live)
+        for engine in live:
+            engine.kill()
+
+    def _check_stopped(self) -> None:
+        """Return if the match goes on; raise Abandoned once it is stopped."""
+        if self._stopped:
+            raise Abandoned
+
+    def _start(self, role: str, command: str, log_path: str) -> Player:
+        """Return a Player whose engine is running; raise EngineFault if it cannot start."""
+        with self._lock:
+            self._check_stopped()
+            try:
+                engine = GtpEngine(command, log_path)
+            except OSError as exc:
+                reason = f"{_ROLE_NAME[role]} engine could not start: {exc}"
+                raise EngineFault(role, "F", reason) from None
+            self._live.add(engine)
+        return Player(role, engine, command)
+
+    def _name(self, player: Player, notes: list[str]) -> None:
+        """Return after naming the player from its name and version answers, if it gives them."""
+        name = self._ask(player, "name", notes)
+        version = self._ask(player, "version", notes)
+        if name.ok and name.text:
+            player.name = f"{name.text} {version.text}".strip() if version.ok else name.text
+
+    def _close(self, player: Player) -> None:
+        """Return once the player's engine has exited."""
+        with self._lock:
+            self._live.discard(player.engine)
+        player.engine.close()
+
+    def _ask(self, player: Player, command: str, notes: list[str]) -> Response:
+        """Return the answer, counting protocol problems; raise EngineFault if it has no status."""
+        self._check_stopped()
+        who = _ROLE_NAME[player.role]
+        try:
+            response = player.engine.send(command, self.config.timeout)
+        except EngineTimeout as exc:
+            self._check_stopped()
+            raise EngineFault(player.role, "T", f"{who} timed out on '{command}': {exc}") from None
+        except EngineError as exc:
+            self._check_stopped()
+            raise EngineFault(player.role, "F", f"{who} failed on '{command}': {exc}") from None
+        if response.malformed:
+            player.protocol_errors += 1
+            notes.append(f"{who} protocol error on '{command}': {'; '.join(response.problems)}")
+        if response.ok is None:
+            reason = f"{who} gave an unreadable answer to '{command}': {response.text!r}"
+            raise EngineFault(player.role, "F", reason)
+        return response
+
+    def _set_up(self, player: Player, notes: list[str]) -> None:
+        """Return once the player's engine holds an empty board of the match's size and komi."""
+        config = self.config
+        for command in (f"boardsize {config.size}", "clear_board", f"komi {config.komi:g}"):
+            response = self._ask(player, command, notes)
+            if not response.ok:
+                player.protocol_errors += 1
+                reason = f"{_ROLE_NAME[player.role]} rejected '{command}': {response.text}"
+                raise EngineFault(player.role, "F", reason)
+
+    def play_and_record(self, index: int) -> None:
+        """Return after playing game index and appending its record; at once if stopped."""
+        try:
+            record = self.play_game(index)
+        except Abandoned:
+            return
+        with self._lock:
+            append_result(self.config.results, record)
+            self.finished += 1
+            print(f"game {index:03d}: engine {record['black_engine']} black, {record['result']} "
+                  f"({record['reason']}), {record['moves']} moves, {record['duration_s']:.1f} s "
+                  f"[{self.finished}/{self.config.games}]", file=sys.stderr)
+
+    def play_game(self, index: int) -> dict:
+        """Return game index's results record after writing its SGF; raise Abandoned if stopped."""
+        config = self.config
+        black_cmd, white_cmd, black_letter = engines_for_game(config, index)
+        prefix = os.path.join(config.sgf_dir, f"game-{index:03d}")
+        started = time.monotonic()
+        players = {"b": Player("b", None, black_cmd), "w": Player("w", None, white_cmd)}
+        moves: list[tuple[str, tuple[int, int] | None]] = []
+        notes: list[str] = []
+        try:
+            for colour, command in (("b", black_cmd), ("w", white_cmd)):
+                log_path = f"{prefix}.{_ROLE_NAME[colour]}.log"
+                players[colour] = self._start(colour, command, log_path)
+                self._name(players[colour], notes)
+            for player in players.values():
+                self._set_up(player, notes)
+            outcome = self._play_moves(players, moves, f"{prefix}.referee.log", notes)
+        except EngineFault as fault:
+            winner = "W" if fault.role == "b" else "B"
+            outcome = Outcome(winner, f"{winner}+{fault.code}", fault.reason)
+        finally:
+            for player in players.values():
+                if player.engine is not None:
+                    self._close(player)
+        self._check_stopped()
+        sgf_path = f"{prefix}.sgf"
+        write_sgf(sgf_path, config, players, moves, outcome, notes)
+        letters = {"B": black_letter, "W": "B" if black_letter == "A" else "A"}
+        black, white = players["b"], players["w"]
+        return {
+            "index": index,
+            "black": black_cmd,
+            "white": white_cmd,
+            "black_engine": black_letter,
+            "black_name": black.name,
+            "white_name": white.name,
+            "winner": outcome.winner,
+            "winner_engine": letters.get(outcome.winner),
+            "result": outcome.result,
+            "reason": outcome.reason,
+            "scored": outcome.scored,
+            "scores": outcome.scores,
+            "disagree": outcome.disagree,
+            "moves": len(moves),
+            "illegal_moves": {"B": black.illegal_moves, "W": white.illegal_moves},
+            "protocol_errors": {"B": black.protocol_errors, "W": white.protocol_errors},
+            "notes": notes,
+            "duration_s": round(time.monotonic() - started, 3),
+            "sgf": os.path.basename(sgf_path),
+        }
+
+    def _play_moves(self, players: dict[str, Player], moves: list, referee_log: str,
+                    notes: list[str]) -> Outcome:
+        """Return the outcome of play from the empty board, appending each move played to moves."""
+        board = boards.Board(self.config.size)
+        ko_point = None
+        colour = "b"
+        passes = 0
+        while passes < 2 and len(moves) < self.config.max_moves:
+            mover, other = players[colour], players[opponent(colour)]
+            who = _ROLE_NAME[colour]
+            answer = self._ask(mover, f"genmove {colour}", notes)
+            if not answer.ok:
+                mover.protocol_errors += 1
+                raise EngineFault(colour, "F", f"{who} genmove failed: {answer.text}")
+            vertex = answer.text.lower()
+            if vertex == "resign":
+                winner = opponent(colour).upper()
+                return Outcome(winner, f"{winner}+R", f"{who} resigned")
+            move = self._check_move(mover, vertex, board, ko_point)
+            reply = self._ask(other, f"play {colour} {vertex}", notes)
+            if not reply.ok:
+                mover.illegal_moves += 1
+                reason = f"{who} played illegal {vertex}: opponent answered '{reply.text}'"
+                raise EngineFault(colour, "F", reason)
+            moves.append((colour, move))
+            if move is None:
+                passes += 1
+                ko_point = None
+            else:
+                passes = 0
+                ko_point = board.play(move[0], move[1], colour)
+            colour = opponent(colour)
+        ended = "two passes" if passes == 2 else f"move limit {self.config.max_moves}"
+        return self._score(players, moves, ended, referee_log, notes)
+
+    def _check_move(self, mover: Player, vertex: str, board: boards.Board,
+                    ko_point: tuple[int, int] | None) -> tuple[int, int] | None:
+        """Return the move as sgfmill (row, col), None for a pass; raise EngineFault if illegal."""
+        who = _ROLE_NAME[mover.role]
+        try:
+            move = common.move_from_vertex(vertex, self.config.size)
+        except ValueError as exc:
+            if "off board" in str(exc):
+                mover.illegal_moves += 1
+                reason = f"{who} played off the board: {vertex}"
+            else:
+                mover.protocol_errors += 1
+                reason = f"{who} answered genmove with {vertex!r}"
+            raise EngineFault(mover.role, "F", reason) from None
+        if move is not None and board.get(*move) is not None:
+            mover.illegal_moves += 1
+            raise EngineFault(mover.role, "F", f"{who} played on an occupied point: {vertex}")
+        if move is not None and move == ko_point:
+            mover.illegal_moves += 1
+            raise EngineFault(mover.role, "F", f"{who} retook a ko at once: {vertex}")
+        return move
+
+    def _score(self, players: dict[str, Player], moves: list, ended: str, referee_log: str,
+               notes: list[str]) -> Outcome:
+        """Return the scored outcome: the referee's final_score if there is one, else players'."""
+        if self.config.referee is not None:
+            return self._referee_score(moves, ended, referee_log, notes)
+        scores: dict[str, str] = {}
+        readings: dict[str, tuple[str | None, str]] = {}
+        for colour, player in players.items():
+            try:
+                answer = self._ask(player, "final_score", notes)
+            except EngineFault as fault:
+                # Scoring is advisory: an engine that fails it loses nothing but its say.
+                notes.append(fault.reason)
+                continue
+            scores[colour.upper()] = answer.text
+            reading = parse_score(answer.text) if answer.ok else None
+            if reading is not None:
+                readings[colour.upper()] = reading
+        if not readings:
+            reason = f"{ended}; no engine gave a score"
+            return Outcome(None, "?", reason, scored=False, scores=scores)
+        if len({winner for winner, _ in readings.values()}) > 1:
+            reason = f"{ended}; engines disagree on the winner"
+            return Outcome(None, "?", reason, scored=False, scores=scores, disagree=True)
+        winner, result = readings.get("B", readings.get("W"))
+        disagree = len({result for _, result in readings.values()}) > 1
+        return Outcome(winner, result, f"{ended}; scored by the players", scores=scores,
+                       disagree=disagree)
+
+    def _referee_score(self, moves: list, ended: str, referee_log: str,
+                       notes: list[str]) -> Outcome:
+        """Return the outcome that the referee's final_score gives after replaying moves."""
+        referee = None
+        try:
+            referee = self._start("referee", self.config.referee, referee_log)
+            self._name(referee, notes)
+            self._set_up(referee, notes)
+            for colour, move in moves:
+                command = f"play {colour} {common.format_vertex(move)}"
+                if not self._ask(referee, command, notes).ok:
+                    raise EngineFault("referee", "F", f"referee rejected '{command}'")
+            answer = self._ask(referee, "final_score", notes)
+        except EngineFault as fault:
+            return Outcome(None, "?", f"{ended}; {fault.reason}", scored=False)
+        finally:
+            if referee is not None:
+                self._close(referee)
+        scores = {"referee": answer.text}
+        reading = parse_score(answer.text) if answer.ok else None
+        if reading is None:
+            reason = f"{ended}; referee could not score: {answer.text!r}"
+            return Outcome(None, "?", reason, scored=False, scores=scores)
+        winner, result = reading
+        return Outcome(winner, result, f"{ended}; scored by the referee", scores=scores)
+
+
+def summarize(config: MatchConfig, records: list[dict]) -> dict:
+    """Return the summary: wins by engine and colour, Wilson interval, faults, per-game table."""
+    wins_a = sum(r["winner_engine"] == "A" for r in records)
+    wins_b = sum(r["winner_engine"] == "B" for r in records)
+    draws = sum(r["scored"] and r["winner"] is None for r in records)
+    decided = wins_a + wins_b + draws
+    # A draw counts as half a win to each side.
+    points_a = wins_a + draws / 2
+    low, high = wilson_interval(points_a, decided)
+
+    def per_engine(field: str) -> dict[str, int]:
+        """Return the field's per-colour counts summed per engine letter."""
+        totals = {"A": 0, "B": 0}
+        for r in records:
+            white_letter = "B" if r["black_engine"] == "A" else "A"
+            totals[r["black_engine"]] += r[field]["B"]
+            totals[white_letter] += r[field]["W"]
+        return totals
+
+    return {
+        "engine_a": config.engine_a,
+        "engine_b": config.engine_b,
+        "games": len(records),
+        "wins_a": wins_a,
+        "wins_b": wins_b,
+        "draws": draws,
+        "win_rate_a": round(points_a / decided, 4) if decided else None,
+        "ci95": [round(low, 4), round(high, 4)],
+        "by_colour": {"black": sum(r["winner"] == "B" for r in records),
+                      "white": sum(r["winner"] == "W" for r in records)},
+        "illegal_moves": per_engine("illegal_moves"),
+        "protocol_errors": per_engine("protocol_errors"),
+        "unscored": sum(not r["scored"] for r in records),
+        "disagreements": sum(r["disagree"] for r in records),
+        "mean_moves": round(sum(r["moves"] for r in records) / len(records), 1) if records
+        else None,
+        "table": [{"game": r["index"], "black": r["black_engine"], "result": r["result"],
+                   "winner": r["winner_engine"], "moves": r["moves"]} for r in records],
+    }
+
+
+def format_table(summary: dict, records: list[dict]) -> str:
+    """Return a human-readable table of the games and the totals."""
+    lines = [f"A: {summary['engine_a']}", f"B: {summary['engine_b']}",
+             f"{'game':>4}  black  white  {'result':8}  winner  {'moves':>5}  reason"]
+    for r in records:
+        white = "B" if r["black_engine"] == "A" else "A"
+        lines.append(f"{r['index']:>4}  {r['black_engine']:5}  {white:5}  {r['result']:8}  "
+                     f"{r['winner_engine'] or '-':6}  {r['moves']:>5}  {r['reason']}")
+    rate = summary["win_rate_a"]
+    rate_text = "n/a" if rate is None else f"{rate:.3f}"
+    low, high = summary["ci95"]
+    lines.append(f"A {summary['wins_a']} - B {summary['wins_b']} (draws {summary['draws']}, "
+                 f"unscored {summary['unscored']}); A win rate {rate_text}, "
+                 f"95% CI [{low:.3f}, {high:.3f}]")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> MatchConfig:
+    """Return the match configuration given on the command line."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.match",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--black", required=True, help="engine A (black in even games)")
+    parser.add_argument("--white", required=True, help="engine B (white in even games)")
+    parser.add_argument("--games", type=int, required=True)
+    parser.add_argument("--size", type=int, required=True)
+    parser.add_argument("--komi", type=float, required=True)
+    parser.add_argument("--sgf-dir", required=True)
+    parser.add_argument("--referee", help="engine that scores finished games with final_score")
+    parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--results", help="JSON-lines results file (default SGF_DIR/results.jsonl)")
+    parser.add_argument("--max-moves", type=int,
+                        help="moves after which a game is stopped and scored (default 3*S*S)")
+    parser.add_argument("--alternate", action=argparse.BooleanOptionalAction, default=True,
+                        help="swap colours in odd-numbered games")
+    parser.add_argument("--timeout-per-move", type=float, default=120.0,
+                        help="seconds an engine may take over one answer before it is killed")
+    args = parser.parse_args(argv)
+    if not 2 <= args.size <= 25:
+        parser.error("--size must be between 2 and 25")
+    if args.games < 1 or args.parallel < 1:
+        parser.error("--games and --parallel must be at least 1")
+    # A mistyped command would otherwise be recorded as a forfeit in every game.
+    for command in filter(None, (args.black, args.white, args.referee)):
+        words = shlex.split(command)
+        if not words or shutil.which(words[0]) is None:
+            parser.error(f"cannot find the program of engine command {command!r}")
+    return MatchConfig(
+        engine_a=args.black, engine_b=args.white, games=args.games, size=args.size,
+        komi=args.komi, sgf_dir=args.sgf_dir,
+        results=args.results or os.path.join(args.sgf_dir, "results.jsonl"),
+        referee=args.referee, parallel=args.parallel,
+        max_moves=args.max_moves if args.max_moves is not None else 3 * args.size * args.size,
+        alternate=args.alternate, timeout=args.timeout_per_move)
+
+
+def run_match(config: MatchConfig) -> list[dict]:
+    """Return the records of all finished games, playing those not yet in the results file."""
+    os.makedirs(config.sgf_dir, exist_ok=True)
+    records = load_results(config)
+    pending = [i for i in range(config.games) if i not in records]
+    if records:
+        print(f"resuming: {len(records)} games already finished, {len(pending)} to play",
+              file=sys.stderr)
+    runner = MatchRunner(config, len(records))
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.parallel)
+    futures = [pool.submit(runner.play_and_record, i) for i in pending]
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            future.result()
+    except BaseException:
+        runner.stop()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
+    records = load_results(config)
+    return [records[i] for i in sorted(records)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Return the exit status after running the match and printing the table and JSON summary."""
+    config = parse_args(argv)
+    try:
+        records = run_match(config)
+    except KeyboardInterrupt:
+        print("interrupted: finished games are saved; rerun the same command to resume",
+              file=sys.stderr)
+        return 130
+    except ResultsFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    summary = summarize(config, records)
+    print(format_table(summary, records))
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

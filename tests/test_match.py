@@ -1,0 +1,220 @@
+"""Tests for the match runner: statistics, resuming, and games against scripted fake GTP engines."""
+
+import json
+import os
+import shlex
+import sys
+import time
+
+import pytest
+from sgfmill import sgf
+
+from benchmarks import match
+
+# A scripted GTP engine: genmove plays --moves in order then passes; the fault options
+# make it misbehave on purpose so the runner's bookkeeping can be checked.
+FAKE_ENGINE = r'''
+import argparse, sys, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--name", default="Fake")
+parser.add_argument("--moves", default="")
+parser.add_argument("--score", default="B+10")
+parser.add_argument("--reject", default="", help="vertex that play answers with '? illegal move'")
+parser.add_argument("--genmove-raw", help="raw text written in answer to genmove")
+parser.add_argument("--hang-genmove", action="store_true")
+parser.add_argument("--die-genmove", action="store_true")
+args = parser.parse_args()
+moves = [m for m in args.moves.split(",") if m]
+for line in sys.stdin:
+    words = line.split()
+    cmd_id, cmd, rest = words[0], words[1], words[2:]
+    answer, ok = "", True
+    if cmd == "name":
+        answer = args.name
+    elif cmd == "version":
+        answer = "1.0"
+    elif cmd in ("boardsize", "clear_board", "komi"):
+        pass
+    elif cmd == "play":
+        ok = rest[1].upper() != args.reject.upper()
+        answer = "" if ok else "illegal move"
+    elif cmd == "genmove":
+        if args.hang_genmove:
+            time.sleep(60)
+        if args.die_genmove:
+            sys.exit(1)
+        if args.genmove_raw is not None:
+            sys.stdout.write(args.genmove_raw.replace("ID", cmd_id))
+            sys.stdout.flush()
+            continue
+        answer = moves.pop(0) if moves else "pass"
+    elif cmd == "final_score":
+        answer = args.score
+    elif cmd == "quit":
+        print(f"={cmd_id}\n", flush=True)
+        break
+    else:
+        ok, answer = False, "unknown command"
+    print(f"{'=' if ok else '?'}{cmd_id} {answer}\n", flush=True)
+'''
+
+GNUGO = "/usr/games/gnugo"
+
+
+@pytest.fixture
+def fake(tmp_path):
+    """Return a function that builds the command line of a fake engine with the given options."""
+    script = tmp_path / "fake_gtp.py"
+    script.write_text(FAKE_ENGINE)
+
+    def command(*options: str) -> str:
+        """Return the shell command that starts the fake engine with options."""
+        return shlex.join([sys.executable, str(script), *options])
+
+    return command
+
+
+def run_match(capsys, tmp_path, black: str, white: str, *extra: str) -> tuple[dict, list[dict]]:
+    """Return (JSON summary on the last stdout line, results-file records) of a 5x5 match."""
+    sgf_dir = tmp_path / "games"
+    argv = ["--black", black, "--white", white, "--games", "2", "--size", "5", "--komi", "0.5",
+            "--sgf-dir", str(sgf_dir), *extra]
+    assert match.main(argv) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    with open(sgf_dir / "results.jsonl") as handle:
+        # Only whole lines: a line cut short by a killed run stays in the file.
+        lines = [line for line in handle if line.endswith("}\n")]
+    records = sorted((json.loads(line) for line in lines), key=lambda r: r["index"])
+    return summary, records
+
+
+def read_sgf(path) -> sgf.Sgf_game:
+    """Return the parsed SGF game at path."""
+    with open(path, "rb") as handle:
+        return sgf.Sgf_game.from_bytes(handle.read())
+
+
+def test_wilson_interval_matches_published_values():
+    assert match.wilson_interval(0, 0) == (0.0, 1.0)
+    assert match.wilson_interval(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert match.wilson_interval(10, 10) == pytest.approx((0.7225, 1.0), abs=1e-4)
+    assert match.wilson_interval(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+
+
+def test_parse_score_reads_wins_and_draws():
+    assert match.parse_score("B+3.5") == ("B", "B+3.5")
+    assert match.parse_score("w+7.0") == ("W", "W+7")
+    assert match.parse_score("0") == (None, "0")
+    assert match.parse_score("black wins") is None
+
+
+def test_two_game_match_alternates_colours_and_writes_sgf(capsys, tmp_path, fake):
+    engine_a = fake("--name", "Fixed", "--moves", "C3,B2")
+    engine_b = fake("--name", "Passer")
+    summary, records = run_match(capsys, tmp_path, engine_a, engine_b)
+
+    assert [r["black_engine"] for r in records] == ["A", "B"]
+    # Both fakes score B+10, so black wins each game: one win per engine.
+    assert [r["result"] for r in records] == ["B+10", "B+10"]
+    assert summary["wins_a"] == summary["wins_b"] == 1
+    assert summary["by_colour"] == {"black": 2, "white": 0}
+    assert summary["win_rate_a"] == 0.5
+    assert summary["ci95"] == pytest.approx(list(match.wilson_interval(1, 2)), abs=1e-4)
+    assert summary["illegal_moves"] == summary["protocol_errors"] == {"A": 0, "B": 0}
+    assert [row["moves"] for row in summary["table"]] == [5, 6]
+
+    game = read_sgf(tmp_path / "games" / "game-000.sgf")
+    root = game.get_root()
+    assert game.get_size() == 5
+    assert root.get("KM") == 0.5
+    assert (root.get("PB"), root.get("PW"), root.get("RE")) == ("Fixed 1.0", "Passer 1.0", "B+10")
+    assert "two passes" in root.get("GC")
+    assert [node.get_move() for node in game.get_main_sequence()[1:]] == [
+        ("b", (2, 2)), ("w", None), ("b", (1, 1)), ("w", None), ("b", None)]
+    assert read_sgf(tmp_path / "games" / "game-001.sgf").get_root().get("PB") == "Passer 1.0"
+
+
+def test_players_disagreeing_on_the_winner_leave_the_game_unscored(capsys, tmp_path, fake):
+    summary, records = run_match(capsys, tmp_path, fake("--score", "B+1"), fake("--score", "W+1"))
+    assert summary["unscored"] == 2 and summary["win_rate_a"] is None
+    assert records[0]["disagree"] and records[0]["scores"] == {"B": "B+1", "W": "W+1"}
+
+
+def test_resume_skips_games_already_in_the_results_file(capsys, tmp_path, fake):
+    engine_a, engine_b = fake("--moves", "C3"), fake()
+    sgf_dir = tmp_path / "games"
+    sgf_dir.mkdir()
+    done = {"index": 0, "black": engine_a, "white": engine_b, "black_engine": "A", "winner": "W",
+            "winner_engine": "B", "result": "W+R", "reason": "black resigned", "scored": True,
+            "scores": {}, "disagree": False, "moves": 40, "illegal_moves": {"B": 0, "W": 0},
+            "protocol_errors": {"B": 0, "W": 0}}
+    # The cut-off second line is what a run killed mid-write leaves behind.
+    (sgf_dir / "results.jsonl").write_text(json.dumps(done) + '\n{"index": 1, "bla')
+
+    summary, records = run_match(capsys, tmp_path, engine_a, engine_b)
+
+    assert not (sgf_dir / "game-000.sgf").exists()
+    assert (sgf_dir / "game-001.sgf").exists()
+    assert [r["index"] for r in records] == [0, 1]
+    # Engine B plays black in game 1 and both fakes score it B+10.
+    assert summary["games"] == 2 and summary["wins_b"] == 2
+
+
+def test_resume_refuses_a_results_file_from_other_engines(capsys, tmp_path, fake):
+    sgf_dir = tmp_path / "games"
+    sgf_dir.mkdir()
+    other = {"index": 0, "black": "x", "white": "y"}
+    (sgf_dir / "results.jsonl").write_text(json.dumps(other) + "\n")
+    argv = ["--black", fake(), "--white", fake(), "--games", "1", "--size", "5", "--komi", "0.5",
+            "--sgf-dir", str(sgf_dir)]
+    assert match.main(argv) == 2
+    assert "other engines" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("options, reason", [
+    (["--moves", "C3,C3"], "occupied point: c3"),
+    (["--moves", "F6"], "off the board: f6"),
+    (["--moves", "D4"], "illegal d4: opponent answered 'illegal move'"),
+])
+def test_illegal_move_loses_the_game_for_the_mover(capsys, tmp_path, fake, options, reason):
+    summary, records = run_match(capsys, tmp_path, fake(*options), fake("--reject", "D4"),
+                                 "--games", "1")
+    assert records[0]["result"] == "W+F"
+    assert reason in records[0]["reason"]
+    assert summary["illegal_moves"] == {"A": 1, "B": 0}
+    assert read_sgf(tmp_path / "games" / "game-000.sgf").get_root().get("RE") == "W+F"
+
+
+@pytest.mark.parametrize("raw, result", [
+    pytest.param("hello\n\n", "W+F", id="no-status"),
+    pytest.param("?ID cannot\n\n", "W+F", id="genmove-refused"),
+    pytest.param("= C3\n\n", "B+10", id="missing-id"),
+    pytest.param("=ID C3\n", "B+10", id="no-terminating-empty-line"),
+])
+def test_protocol_errors_are_counted_and_unusable_answers_forfeit(capsys, tmp_path, fake, raw,
+                                                                  result):
+    summary, records = run_match(capsys, tmp_path, fake("--genmove-raw", raw), fake(),
+                                 "--games", "1", "--max-moves", "1")
+    assert records[0]["result"] == result
+    assert summary["protocol_errors"] == {"A": 1, "B": 0}
+
+
+@pytest.mark.parametrize("option, result", [("--hang-genmove", "W+T"), ("--die-genmove", "W+F")])
+def test_engine_that_hangs_or_dies_loses_and_is_cleaned_up(capsys, tmp_path, fake, option, result):
+    started = time.monotonic()
+    _, records = run_match(capsys, tmp_path, fake(option), fake(), "--games", "1",
+                           "--timeout-per-move", "0.5")
+    assert records[0]["result"] == result
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.skipif(not os.access(GNUGO, os.X_OK), reason="GNU Go is not installed")
+def test_gnugo_plays_itself_and_referees_the_score(capsys, tmp_path):
+    gnugo = f"{GNUGO} --mode gtp --level 1"
+    summary, records = run_match(capsys, tmp_path, gnugo, gnugo, "--games", "1",
+                                 "--referee", f"{GNUGO} --mode gtp")
+    assert summary["games"] == 1 and summary["unscored"] == 0
+    assert summary["illegal_moves"] == summary["protocol_errors"] == {"A": 0, "B": 0}
+    assert records[0]["black_name"].startswith("GNU Go")
+    root = read_sgf(tmp_path / "games" / "game-000.sgf").get_root()
+    assert root.get("RE") == records[0]["result"]
