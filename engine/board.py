@@ -366,9 +366,12 @@ def play(b, p, color):
 def place_stone(b, p, color):
     """Put a setup stone (handicap, SGF AB/AW) without a turn; return a status code.
 
-    Refuses an occupied point and a stone that would have no liberties after captures.
-    Captures like a move does but leaves TO_PLAY, the move number and the ko state alone.
+    Refuses PASS (OFF_BOARD), an occupied point and a stone that would have no liberties after
+    captures. Captures like a move does and clears the ko, but leaves TO_PLAY, the move number,
+    the passes and the last moves alone.
     """
+    if p == PASS:
+        return OFF_BOARD
     to_play = b.info[TO_PLAY]
     last, last2 = b.info[LAST_MOVE], b.info[LAST_MOVE2]
     moves, passes = b.info[MOVE_NUMBER], b.info[PASSES]

@@ -181,13 +181,20 @@ class Game:
         if status != bd.OK:
             raise IllegalMove("occupied point" if status == bd.OCCUPIED else "illegal setup stone")
         self.setup.append((color, p))
+        if not self.moves:
+            # Setup builds one starting position: its partial stages never occurred in the
+            # game, so they must not count for positional superko.
+            self._forget_hashes(len(self._hashes) - 1)
         self._record_hash()
 
     def set_handicap(self, points):
         """Place black handicap stones on an empty board, white to move; ValueError otherwise."""
         if self.moves or self.setup:
             raise ValueError("board not empty")
-        if len(set(points)) != len(points) or len(points) < 2:
+        # Checked before the first stone goes down, so a bad list leaves the board empty. On an
+        # empty board any on-board point is legal unless the stones would fill the whole board.
+        if (len(set(points)) != len(points) or not 2 <= len(points) < self.size ** 2
+                or any(p == bd.PASS or not bd.is_legal(self.board, p, bd.BLACK) for p in points)):
             raise ValueError("bad handicap stones")
         for p in points:
             self.place_setup(bd.BLACK, p)

@@ -92,7 +92,8 @@ class GtpEngine:
         text = (text or "").rstrip("\n")
         text = re.sub(r"\n\s*\n", "\n", text)   # a blank line would end the response early
         prefix = ("=" if ok else "?") + cmd_id
-        out.write(f"{prefix} {text}\n\n" if text else f"{prefix}\n\n")
+        separator = "" if text.startswith("\n") or not text else " "
+        out.write(f"{prefix}{separator}{text}\n\n")
         out.flush()
 
     def serve(self, inp, out):

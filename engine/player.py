@@ -80,18 +80,28 @@ def board_without(game, points):
 
 
 def seki_points(game, dead):
-    """Return the living stones that share an empty region with both colours (seki)."""
+    """Return the living stones in seki: chains next to a dame point that neither colour can
+    fill without putting its own chain in atari (or committing suicide)."""
     clean = board_without(game, dead)
     owner = np.empty(clean.stones.shape[0], np.int8)
     bd.area_owner(clean, owner)
-    result = []
     w = game.size + 2
+    stones = []
     for p in game.on_board_points():
-        if clean.stones[p] in (bd.BLACK, bd.WHITE):
-            if any(clean.stones[p + d] == bd.EMPTY and owner[p + d] == bd.EMPTY
-                   for d in (-w, -1, 1, w)):
-                result.append(p)
-    return _whole_chains(clean, result)
+        if clean.stones[p] != bd.EMPTY or owner[p] != bd.EMPTY:
+            continue
+        if all(_fills_into_atari(clean, p, c) for c in (bd.BLACK, bd.WHITE)):
+            stones += [p + d for d in (-w, -1, 1, w) if clean.stones[p + d] in (bd.BLACK, bd.WHITE)]
+    return _whole_chains(clean, stones)
+
+
+def _fills_into_atari(board, p, color):
+    """Return True if color playing p is illegal or leaves its own chain with one liberty."""
+    if not bd.is_legal(board, p, color):
+        return True
+    trial = bd.copy_board(board)
+    bd.play(trial, p, color)
+    return trial.nlibs[trial.chain[p]] <= 1
 
 
 def _whole_chains(board, points):

@@ -6,7 +6,7 @@ a game ends after two passes or a move cap, and is scored by Tromp-Taylor area.
 import numpy as np
 from numba import njit
 
-from engine.board import (BLACK, EMPTY, NEMPTY, PASS, PASSES, SIZE, TO_PLAY, WHITE, area_owner,
+from engine.board import (BLACK, EMPTY, NEMPTY, PASS, SIZE, TO_PLAY, WHITE, area_owner,
                           copy_into, is_legal, is_true_eye_like, play)
 
 
@@ -59,11 +59,15 @@ def random_move(b, color, rng):
 
 @njit(cache=True, nogil=True)
 def random_playout(b, rng, max_moves):
-    """Play b out with the uniform policy (in place); return the number of moves played."""
+    """Play b out with the uniform policy (in place) until two passes in a row (passes before
+    the playout do not count) or max_moves; return the number of moves played."""
     moves = 0
-    while b.info[PASSES] < 2 and moves < max_moves:
+    passes = 0
+    while passes < 2 and moves < max_moves:
         color = b.info[TO_PLAY]
-        play(b, random_move(b, color, rng), color)
+        p = random_move(b, color, rng)
+        play(b, p, color)
+        passes = passes + 1 if p == PASS else 0
         moves += 1
     return moves
 
