@@ -1,0 +1,103 @@
+"""Search behaviour: tree invariants after multithreaded searches, superko at the root, tree
+reuse, a full node pool, determinism at a fixed seed."""
+import numpy as np
+import pytest
+
+from engine import board as bd
+from engine.game import Game
+from engine.search import (C_EDGES, C_NODES, EXPANDED, Search, SearchConfig, find_child)
+
+
+def tree_nodes(search):
+    """Yield every allocated node index reachable from the root."""
+    tree, stack, seen = search.tree, [search.root], set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        yield node
+        if tree.node_state[node] == EXPANDED:
+            first, count = tree.node_first[node], tree.node_count[node]
+            stack += [int(c) for c in tree.edge_child[first:first + count] if c >= 0]
+
+
+def check_invariants(search, expand_visits, threads):
+    tree = search.tree
+    for node in tree_nodes(search):
+        if tree.node_state[node] != EXPANDED:
+            continue
+        first, count = tree.node_first[node], tree.node_count[node]
+        edges = slice(first, first + count)
+        assert (tree.edge_virtual[edges] == 0).all(), "virtual loss left behind"
+        child_sum = int(tree.edge_visits[edges].sum())
+        # Descents that stopped at the node before it had children, at most the expansion
+        # threshold plus one per thread racing the expansion.
+        assert 0 <= tree.node_visits[node] - child_sum <= expand_visits + threads
+        for e in range(first, first + count):
+            child = tree.edge_child[e]
+            if child >= 0:
+                assert tree.edge_visits[e] == tree.node_visits[child]
+            assert 0 <= tree.edge_wins[e] <= 2 * tree.edge_visits[e]
+
+
+@pytest.mark.parametrize("size,threads", [(9, 1), (9, 2), (13, 2)])
+def test_tree_invariant_after_search(size, threads):
+    config = SearchConfig(threads=threads, seed=3, max_nodes=50_000, max_edges=2_000_000)
+    search = Search(config, size)
+    game = Game(size)
+    result = search.run(game, 3000)
+    assert result.playouts == 3000
+    assert search.tree.node_visits[search.root] == 3000
+    check_invariants(search, config.expand_visits, threads)
+
+
+def test_same_seed_same_single_thread_search():
+    results = []
+    for _ in range(2):
+        search = Search(SearchConfig(threads=1, seed=11), 9)
+        r = search.run(Game(9), 1500)
+        results.append([(m.point, m.visits) for m in r.children])
+    assert results[0] == results[1]
+
+
+def test_root_never_offers_a_superko_repetition():
+    game = Game(5)
+    for v in ["B4", "C4", "A3", "B3", "B2", "C2", "E5", "D3", "C3", "pass", "pass"]:
+        game.play(game.to_play, game.parse_vertex(v))
+    game.play(game.to_play, game.parse_vertex("B3"), superko=False)   # white's repetition
+    game.play(game.to_play, bd.PASS)
+    game.play(game.to_play, bd.PASS)
+    retake = game.parse_vertex("C3")
+    assert bd.is_legal(game.board, retake, bd.BLACK)
+    assert game.repeats_position(retake, bd.BLACK)
+    search = Search(SearchConfig(seed=1), 5)
+    result = search.run(game, 500)
+    assert retake not in [m.point for m in result.children]
+    assert result.children
+
+
+def test_tree_is_reused_after_moves():
+    game = Game(9)
+    search = Search(SearchConfig(seed=2), 9)
+    result = search.run(game, 2000)
+    best = result.best.point
+    old_root = search.root
+    child = find_child(search.tree, old_root, best)
+    visits_before = int(search.tree.node_visits[child])
+    assert visits_before > 0
+    game.play(bd.BLACK, best)
+    search.run(game, 100)
+    assert search.root == child
+    assert search.tree.node_visits[child] == visits_before + 100
+
+
+def test_full_node_pool_stops_growth_not_the_search():
+    config = SearchConfig(seed=4, max_nodes=50, max_edges=400)
+    search = Search(config, 9)
+    result = search.run(Game(9), 2000)
+    assert result.playouts == 2000
+    assert search.tree.counters[C_EDGES] >= 0
+    assert result.best is not None
+    used = min(int(search.tree.counters[C_NODES]), config.max_nodes)
+    assert used <= config.max_nodes
