@@ -18,23 +18,24 @@ from engine.search import playout_winner
 
 
 @njit(cache=True, nogil=True)
-def _playouts_until(root, scratch, rng, komi, deadline_flag, counter, slot):
+def _playouts_until(root, scratch, policy, rng, komi, deadline_flag, counter, slot):
     """Run playouts from root until deadline_flag[0] is set; count them in counter[slot]."""
     while deadline_flag[0] == 0:
         bd.copy_into(scratch, root)
-        playout_winner(scratch, rng, komi)
+        playout_winner(scratch, policy, rng, komi)
         counter[slot] += 1
 
 
-def measure(size, threads, seconds, komi=7.5, seed=1):
+def measure(size, threads, seconds, policy, komi=7.5, seed=1):
     """Return the number of playouts `threads` threads finish in `seconds`."""
     root = bd.new_board(size)
     flag = np.zeros(1, np.int64)
     counter = np.zeros(threads, np.int64)
-    _playouts_until(root, bd.copy_board(root), po.new_rng(0), komi, np.ones(1, np.int64),
+    _playouts_until(root, bd.copy_board(root), policy, po.new_rng(0), komi, np.ones(1, np.int64),
                     counter, 0)
     workers = [threading.Thread(target=_playouts_until,
-                                args=(root, bd.copy_board(root), po.new_rng(seed + i), komi,
+                                args=(root, bd.copy_board(root), policy, po.new_rng(seed + i),
+                                      komi,
                                       flag, counter, i))
                for i in range(threads)]
     for w in workers:
@@ -52,19 +53,22 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=19, help="board size; default 19")
     parser.add_argument("--threads", type=int, default=1, help="threads; default 1")
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds per measurement")
+    parser.add_argument("--policy", choices=("moggy", "uniform"), default="moggy",
+                        help="default policy (moggy rules) or uniform random; default moggy")
     args = parser.parse_args(argv)
     if args.threads < 1 or args.seconds <= 0 or not bd.MIN_SIZE <= args.size <= bd.MAX_SIZE:
         parser.error("need threads >= 1, seconds > 0 and a size in 2..25")
     cpu_start = time.process_time()
-    total = measure(args.size, args.threads, args.seconds)
+    policy = po.PolicyConfig().build() if args.policy == "moggy" else po.uniform_policy()
+    total = measure(args.size, args.threads, args.seconds, policy)
     cpu = time.process_time() - cpu_start
-    result = {"benchmark": "playouts", "policy": "uniform", "size": args.size,
+    result = {"benchmark": "playouts", "policy": args.policy, "size": args.size,
               "threads": args.threads, "seconds": args.seconds, "playouts": total,
               "playouts_per_second": round(total / args.seconds, 1),
               "per_thread": round(total / args.seconds / args.threads, 1),
               "playouts_per_cpu_second": round(total / max(cpu, 1e-9), 1)}
     if args.threads > 1:
-        single = measure(args.size, 1, args.seconds)
+        single = measure(args.size, 1, args.seconds, policy)
         result["single_thread_per_second"] = round(single / args.seconds, 1)
         result["speedup"] = round(total / max(single, 1), 2)
     print(json.dumps(result))

@@ -23,8 +23,9 @@ OK, OCCUPIED, SUICIDE, KO, OFF_BOARD = 0, 1, 2, 3, 4
 
 # Slots of the info array.
 SIZE, WIDTH, KO_POINT, KO_COLOR, NEMPTY, HASH, LAST_MOVE, LAST_MOVE2, \
-    CAPTURED_BY_BLACK, CAPTURED_BY_WHITE, MOVE_NUMBER, PASSES, TO_PLAY = range(13)
-INFO_SLOTS = 13
+    CAPTURED_BY_BLACK, CAPTURED_BY_WHITE, MOVE_NUMBER, PASSES, TO_PLAY, \
+    LAST_KO_POINT, LAST_KO_COLOR, LAST_KO_MOVE = range(16)
+INFO_SLOTS = 16
 
 MIN_SIZE, MAX_SIZE = 2, 25
 
@@ -38,6 +39,7 @@ Board = namedtuple("Board", [
     "empties",      # int32[S]: the NEMPTY empty points, in no order
     "empty_index",  # int32[S]: position of an empty point inside empties
     "placed_at",    # int32[S]: MOVE_NUMBER when the stone on the point was placed
+    "nbr_code",     # int32[S]: 3x3 code, 2 bits per neighbour (see neighbour_code_offsets)
     "info",         # int64[INFO_SLOTS]: scalars, see the slot names above
     "zobrist",      # int64[3, S]: random keys, shared between copies of a board
 ])
@@ -75,6 +77,7 @@ def new_board(size):
         empties=np.zeros(points, np.int32),
         empty_index=np.full(points, -1, np.int32),
         placed_at=np.zeros(points, np.int32),
+        nbr_code=np.zeros(points, np.int32),
         info=np.zeros(INFO_SLOTS, np.int64),
         zobrist=zobrist_table(size),
     )
@@ -84,6 +87,8 @@ def new_board(size):
     board.info[LAST_MOVE] = PASS
     board.info[LAST_MOVE2] = PASS
     board.info[TO_PLAY] = BLACK
+    board.info[LAST_KO_POINT] = -1
+    board.info[LAST_KO_MOVE] = -100
     _clear(board)
     return board
 
@@ -101,6 +106,28 @@ def _clear(b):
             b.empty_index[p] = n
             n += 1
     b.info[NEMPTY] = n
+    for p in range(b.stones.shape[0]):
+        _set_point_in_codes(b, p, b.stones[p])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _set_point_in_codes(b, p, value):
+    """Record value (EMPTY/BLACK/WHITE/WALL) at p in the 3x3 codes of its 8 neighbours."""
+    w = b.info[WIDTH]
+    k = 0
+    for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
+        q = p - d   # p lies at offset d from q, so it fills q's slot k
+        if 0 <= q < b.stones.shape[0]:
+            shift = 2 * (7 - k)
+            b.nbr_code[q] = (b.nbr_code[q] & ~(3 << shift)) | (np.int32(value) << shift)
+        k += 1
+
+
+@njit(cache=True, nogil=True)
+def neighbour_code_offsets(b):
+    """Return the 8 offsets in 3x3-code order: bits 15-14 hold the first, bits 1-0 the last."""
+    w = b.info[WIDTH]
+    return np.array((-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1), np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -108,7 +135,7 @@ def copy_board(b):
     """Return an independent copy of b (the Zobrist table is shared, it never changes)."""
     return Board(b.stones.copy(), b.chain.copy(), b.chain_next.copy(), b.chain_size.copy(),
                  b.nlibs.copy(), b.libs.copy(), b.empties.copy(), b.empty_index.copy(),
-                 b.placed_at.copy(), b.info.copy(), b.zobrist)
+                 b.placed_at.copy(), b.nbr_code.copy(), b.info.copy(), b.zobrist)
 
 
 @njit(cache=True, nogil=True)
@@ -123,6 +150,7 @@ def copy_into(dst, src):
     dst.empties[:] = src.empties
     dst.empty_index[:] = src.empty_index
     dst.placed_at[:] = src.placed_at
+    dst.nbr_code[:] = src.nbr_code
     dst.info[:] = src.info
 
 
@@ -277,6 +305,7 @@ def _remove_chain(b, head, capturer):
     while True:
         nxt = b.chain_next[s]
         b.stones[s] = EMPTY
+        _set_point_in_codes(b, s, EMPTY)
         b.info[HASH] ^= b.zobrist[color, s]
         b.chain[s] = -1
         b.chain_next[s] = -1
@@ -317,6 +346,7 @@ def play(b, p, color):
     w = b.info[WIDTH]
     opponent = 3 - color
     b.stones[p] = color
+    _set_point_in_codes(b, p, color)
     b.info[HASH] ^= b.zobrist[color, p]
     b.placed_at[p] = b.info[MOVE_NUMBER]
     _remove_empty(b, p)
@@ -352,6 +382,9 @@ def play(b, p, color):
     if captured == 1 and b.chain_size[head] == 1 and b.nlibs[head] == 1:
         b.info[KO_POINT] = ko_candidate
         b.info[KO_COLOR] = opponent
+        b.info[LAST_KO_POINT] = ko_candidate
+        b.info[LAST_KO_COLOR] = opponent
+        b.info[LAST_KO_MOVE] = b.info[MOVE_NUMBER]
     else:
         b.info[KO_POINT] = -1
     b.info[PASSES] = 0

@@ -48,14 +48,14 @@ class Clock:
 class Ownership:
     """Mean playout ownership of every point: +1 black, -1 white."""
 
-    def __init__(self, game, runs, seed):
+    def __init__(self, game, runs, policy, seed):
         board = game.board
         board.info[bd.TO_PLAY] = game.to_play
         self.mean = np.zeros(board.stones.shape[0], np.float64)
         scratch = bd.copy_board(board)
         rng = po.new_rng(seed)
-        self.black_winrate = po.playout_ownership(board, game.rules.komi, runs, rng, scratch,
-                                                  self.mean)
+        self.black_winrate = po.playout_ownership(board, game.rules.komi, runs, policy, rng,
+                                                  scratch, self.mean)
         self.mean /= max(runs, 1)
 
     def dead_points(self, game):
@@ -164,7 +164,8 @@ class Player:
         """Return the playout Ownership of the current position (cached per position)."""
         key = (tuple(game.moves), tuple(game.setup), game.rules.komi)
         if self._ownership_cache is None or self._ownership_cache[0] != key:
-            own = Ownership(game, self.config.ownership_runs, self.config.search.seed + 7)
+            own = Ownership(game, self.config.ownership_runs, self.search.policy,
+                            self.config.search.seed + 7)
             self._ownership_cache = (key, own)
         return self._ownership_cache[1]
 

@@ -1,13 +1,60 @@
-"""Monte-Carlo playouts in numba: a seeded xorshift generator and the uniform random policy.
+"""Monte-Carlo playouts in numba: a seeded xorshift generator and the default policy.
 
-The uniform policy plays random legal moves that never fill the mover's own one-point eye;
-a game ends after two passes or a move cap, and is scored by Tromp-Taylor area.
+The default policy follows Pachi's moggy: ordered rules around the last move, each tried with
+its own probability, then a random move. The rules: capture or escape for groups put in atari
+by the last move; ko recapture after a threat; atari on 2-liberty groups of the last move;
+the vital point of a 3-6 point eye space (nakade); 3x3 patterns around the last two moves.
+Every candidate must be legal, must not fill the mover's own eye, and (except nakade) must not
+be a self-atari of more than `selfatari_max` stones that captures nothing. With every rule's
+probability at 0 and self-atari allowed, the policy is the uniform random one.
 """
+from collections import namedtuple
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
-from engine.board import (BLACK, EMPTY, NEMPTY, PASS, SIZE, TO_PLAY, WHITE, area_owner,
-                          copy_into, is_legal, is_true_eye_like, play)
+from engine.board import (BLACK, EMPTY, LAST_KO_COLOR, LAST_KO_MOVE, LAST_KO_POINT, LAST_MOVE,
+                          LAST_MOVE2, MOVE_NUMBER, NEMPTY, PASS, SIZE, TO_PLAY, WHITE, WIDTH,
+                          area_owner, copy_into, first_liberty, is_legal, is_true_eye_like, popcount64, play)
+from engine.patterns import pattern_table
+
+# Slots of the policy parameter array.
+(R_CAPTURE, R_KO, R_ATARI2, R_NAKADE, R_PATTERN, R_SELFATARI_MAX,
+ R_SELFATARI_REJECT) = range(7)
+POLICY_SLOTS = 7
+MAX_CANDIDATES = 64
+
+Policy = namedtuple("Policy", ["rates", "patterns"])  # float64[POLICY_SLOTS], bool[65536]
+
+
+@dataclass
+class PolicyConfig:
+    """Probabilities of the default policy's rules (0 disables a rule)."""
+    capture: float = 0.9
+    ko: float = 0.2
+    atari2: float = 0.5
+    nakade: float = 0.8
+    pattern: float = 0.9
+    selfatari_max: int = 1
+    selfatari_reject: float = 0.95
+
+    def build(self):
+        """Return the Policy tuple the jitted playouts read."""
+        rates = np.zeros(POLICY_SLOTS, np.float64)
+        rates[R_CAPTURE] = self.capture
+        rates[R_KO] = self.ko
+        rates[R_ATARI2] = self.atari2
+        rates[R_NAKADE] = self.nakade
+        rates[R_PATTERN] = self.pattern
+        rates[R_SELFATARI_MAX] = self.selfatari_max
+        rates[R_SELFATARI_REJECT] = self.selfatari_reject
+        return Policy(rates, pattern_table())
+
+
+def uniform_policy():
+    """Return a Policy that plays uniformly random legal moves except own eyes."""
+    return PolicyConfig(0.0, 0.0, 0.0, 0.0, 0.0, 1000, 0.0).build()
 
 
 def new_rng(seed):
@@ -41,31 +88,302 @@ def rand_float(rng):
     return np.float64(rand_u64(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
+# Tactics ---------------------------------------------------------------------------------
+
 @njit(cache=True, nogil=True)
-def random_move(b, color, rng):
-    """Return a uniformly random legal point for color that is not its own eye, or PASS."""
+def captures_something(b, p, color):
+    """Return True if color playing p captures an opponent chain (one in atari next to p)."""
+    w = b.info[WIDTH]
+    opponent = 3 - color
+    for d in (-w, -1, 1, w):
+        n = p + d
+        if b.stones[n] == opponent and b.nlibs[b.chain[n]] == 1:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def liberties_after(b, p, color, words):
+    """Return the liberty count of color's chain at p after playing there, ignoring captures.
+
+    words is a scratch uint64 array with one word per 64 board points.
+    """
+    w = b.info[WIDTH]
+    words[:] = 0
+    for d in (-w, -1, 1, w):
+        n = p + d
+        s = b.stones[n]
+        if s == EMPTY:
+            words[n >> 6] |= np.uint64(1) << np.uint64(n & 63)
+        elif s == color:
+            head = b.chain[n]
+            for k in range(words.shape[0]):
+                words[k] |= b.libs[head, k]
+    words[p >> 6] &= ~(np.uint64(1) << np.uint64(p & 63))
+    total = 0
+    for k in range(words.shape[0]):
+        total += popcount64(words[k])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def stones_after(b, p, color):
+    """Return the size of color's chain at p after playing there."""
+    w = b.info[WIDTH]
+    total = 1
+    h0 = -1
+    h1 = -1
+    h2 = -1
+    for d in (-w, -1, 1, w):
+        n = p + d
+        if b.stones[n] == color:
+            head = b.chain[n]
+            if head != h0 and head != h1 and head != h2:
+                total += b.chain_size[head]
+                if h0 < 0:
+                    h0 = head
+                elif h1 < 0:
+                    h1 = head
+                else:
+                    h2 = head
+    return total
+
+
+@njit(cache=True, nogil=True)
+def is_bad_selfatari(b, p, color, max_stones, words):
+    """Return True if playing p leaves color's chain with one liberty, captures nothing and
+    the chain has more than max_stones stones."""
+    if captures_something(b, p, color):
+        return False
+    if liberties_after(b, p, color, words) >= 2:
+        return False
+    return stones_after(b, p, color) > max_stones
+
+
+@njit(cache=True, nogil=True)
+def _acceptable(b, p, color, policy, words, rng):
+    """Return True if p is legal for color, not its own eye, and not a rejected self-atari."""
+    if p < 0 or b.stones[p] != EMPTY:
+        return False
+    if is_true_eye_like(b, p, color) or not is_legal(b, p, color):
+        return False
+    if is_bad_selfatari(b, p, color, policy.rates[R_SELFATARI_MAX], words):
+        return rand_float(rng) >= policy.rates[R_SELFATARI_REJECT]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _add(cands, n, p):
+    """Append p to the candidate list unless full or already there; return the new count."""
+    if n >= cands.shape[0]:
+        return n
+    for i in range(n):
+        if cands[i] == p:
+            return n
+    cands[n] = p
+    return n + 1
+
+
+@njit(cache=True, nogil=True)
+def _pick(b, color, cands, n, policy, words, rng):
+    """Return a random acceptable candidate (trying all, from a random start) or PASS."""
+    if n == 0:
+        return PASS
+    start = rand_below(rng, n)
+    for i in range(n):
+        p = cands[(start + i) % n]
+        if _acceptable(b, p, color, policy, words, rng):
+            return p
+    return PASS
+
+
+@njit(cache=True, nogil=True)
+def atari_moves(b, color, last, cands, words):
+    """Write capture and escape moves for the atari situations around the last move into
+    cands; return how many. Captures the last move's chain if it is in atari; for our chains
+    next to it that it put in atari: capture an adjacent opponent chain in atari, or extend
+    at the liberty when that gives at least two liberties."""
+    w = b.info[WIDTH]
+    opponent = 3 - color
+    n = 0
+    if b.stones[last] == opponent and b.nlibs[b.chain[last]] == 1:
+        n = _add(cands, n, first_liberty(b, b.chain[last]))
+    for d in (-w, -1, 1, w):
+        q = last + d
+        if b.stones[q] != color or b.nlibs[b.chain[q]] != 1:
+            continue
+        head = b.chain[q]
+        s = head
+        while True:
+            for e in (-w, -1, 1, w):
+                t = s + e
+                if b.stones[t] == opponent and b.nlibs[b.chain[t]] == 1:
+                    n = _add(cands, n, first_liberty(b, b.chain[t]))
+            s = b.chain_next[s]
+            if s == head:
+                break
+        lib = first_liberty(b, head)
+        if liberties_after(b, lib, color, words) >= 2 or captures_something(b, lib, color):
+            n = _add(cands, n, lib)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def atari2_moves(b, color, last, cands, words):
+    """Write the liberties of 2-liberty opponent chains at or next to the last move (playing
+    one puts the chain in atari) into cands, when that is no self-atari; return how many."""
+    w = b.info[WIDTH]
+    opponent = 3 - color
+    n = 0
+    for d in (0, -w, -1, 1, w):
+        q = last + d
+        if b.stones[q] != opponent or b.nlibs[b.chain[q]] != 2:
+            continue
+        head = b.chain[q]
+        for k in range(b.libs.shape[1]):
+            bits = b.libs[head, k]
+            while bits != 0:
+                p = k * 64 + popcount64((bits & (~bits + np.uint64(1))) - np.uint64(1))
+                bits &= bits - np.uint64(1)
+                if liberties_after(b, p, color, words) >= 2:
+                    n = _add(cands, n, p)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def nakade_point(b, last):
+    """Return the vital point of a 3-6 point empty region next to the last move that is
+    bordered by stones of one colour only, or -1 (also when the shape has no unique one)."""
+    w = b.info[WIDTH]
+    region = np.empty(8, np.int64)
+    for d in (-w, -1, 1, w):
+        start = last + d
+        if b.stones[start] != EMPTY:
+            continue
+        count = 1
+        region[0] = start
+        border = 0
+        i = 0
+        too_big = False
+        while i < count and not too_big:
+            q = region[i]
+            i += 1
+            for e in (-w, -1, 1, w):
+                t = q + e
+                s = b.stones[t]
+                if s == EMPTY:
+                    seen = False
+                    for j in range(count):
+                        if region[j] == t:
+                            seen = True
+                            break
+                    if not seen:
+                        if count == 7:
+                            too_big = True
+                            break
+                        region[count] = t
+                        count += 1
+                elif s == BLACK or s == WHITE:
+                    border |= s
+        if too_big or count < 3 or border == 3 or border == 0:
+            continue
+        best = -1
+        best_links = -1
+        unique = False
+        for j in range(count):
+            links = 0
+            for e in (-w, -1, 1, w):
+                for k in range(count):
+                    if region[k] == region[j] + e:
+                        links += 1
+            if links > best_links:
+                best_links = links
+                best = region[j]
+                unique = True
+            elif links == best_links:
+                unique = False
+        if unique and best_links >= 2:
+            return best
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def pattern_moves(b, policy, last, last2, cands):
+    """Write empty points around the last two moves whose 3x3 shape matches a pattern into
+    cands; return how many."""
+    w = b.info[WIDTH]
+    n = 0
+    for m in (last, last2):
+        if m == PASS:
+            continue
+        for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
+            q = m + d
+            if b.stones[q] == EMPTY and policy.patterns[b.nbr_code[q]]:
+                n = _add(cands, n, q)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def random_move(b, color, policy, words, rng):
+    """Return a random acceptable point for color (legal, not its own eye, no rejected
+    self-atari), or PASS when there is none."""
     n = b.info[NEMPTY]
     if n == 0:
         return PASS
     start = rand_below(rng, n)
     for i in range(n):
         p = b.empties[(start + i) % n]
-        if is_true_eye_like(b, p, color):
-            continue
-        if is_legal(b, p, color):
+        if _acceptable(b, p, color, policy, words, rng):
             return p
     return PASS
 
 
 @njit(cache=True, nogil=True)
-def random_playout(b, rng, max_moves):
-    """Play b out with the uniform policy (in place) until two passes in a row (passes before
+def policy_move(b, color, policy, cands, words, rng):
+    """Return the default policy's move for color: the first rule (in order, each tried with
+    its probability) that yields an acceptable move, else a random move."""
+    last = b.info[LAST_MOVE]
+    rates = policy.rates
+    if last != PASS:
+        if rates[R_CAPTURE] > 0 and rand_float(rng) < rates[R_CAPTURE]:
+            p = _pick(b, color, cands, atari_moves(b, color, last, cands, words), policy, words,
+                      rng)
+            if p != PASS:
+                return p
+        if rates[R_KO] > 0 and b.info[LAST_KO_COLOR] == color \
+                and b.info[LAST_KO_MOVE] == b.info[MOVE_NUMBER] - 3 \
+                and rand_float(rng) < rates[R_KO]:
+            p = b.info[LAST_KO_POINT]
+            if b.stones[p] == EMPTY and is_legal(b, p, color):
+                return p
+        if rates[R_ATARI2] > 0 and rand_float(rng) < rates[R_ATARI2]:
+            p = _pick(b, color, cands, atari2_moves(b, color, last, cands, words), policy,
+                      words, rng)
+            if p != PASS:
+                return p
+        if rates[R_NAKADE] > 0 and rand_float(rng) < rates[R_NAKADE]:
+            p = nakade_point(b, last)
+            if p >= 0 and is_legal(b, p, color):
+                return p
+        if rates[R_PATTERN] > 0 and rand_float(rng) < rates[R_PATTERN]:
+            n = pattern_moves(b, policy, last, b.info[LAST_MOVE2], cands)
+            p = _pick(b, color, cands, n, policy, words, rng)
+            if p != PASS:
+                return p
+    return random_move(b, color, policy, words, rng)
+
+
+@njit(cache=True, nogil=True)
+def run_playout(b, policy, rng, max_moves):
+    """Play b out with the default policy (in place) until two passes in a row (passes before
     the playout do not count) or max_moves; return the number of moves played."""
+    cands = np.empty(MAX_CANDIDATES, np.int64)
+    words = np.empty(b.libs.shape[1], np.uint64)
     moves = 0
     passes = 0
     while passes < 2 and moves < max_moves:
         color = b.info[TO_PLAY]
-        p = random_move(b, color, rng)
+        p = policy_move(b, color, policy, cands, words, rng)
         play(b, p, color)
         passes = passes + 1 if p == PASS else 0
         moves += 1
@@ -73,16 +391,16 @@ def random_playout(b, rng, max_moves):
 
 
 @njit(cache=True, nogil=True)
-def playout_ownership(b, komi, runs, rng, scratch, owner_sum):
-    """Run `runs` uniform playouts from b; add +1 (black) / -1 (white) per owned point to
-    owner_sum and return the fraction of runs black won. b is left unchanged."""
+def playout_ownership(b, komi, runs, policy, rng, scratch, owner_sum):
+    """Run `runs` playouts from b; add +1 (black) / -1 (white) per owned point to owner_sum
+    and return the fraction of runs black won. b is left unchanged."""
     owner = np.empty(b.stones.shape[0], np.int8)
     size = b.info[SIZE]
     max_moves = 3 * size * size
     black_wins = 0
     for _ in range(runs):
         copy_into(scratch, b)
-        random_playout(scratch, rng, max_moves)
+        run_playout(scratch, policy, rng, max_moves)
         area_owner(scratch, owner)
         score = -komi
         for p in range(owner.shape[0]):

@@ -10,7 +10,7 @@ import math
 import threading
 import time
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -58,6 +58,7 @@ class SearchConfig:
     max_nodes: int = 400_000
     max_edges: int = 8_000_000
     seed: int = 0
+    policy: po.PolicyConfig = field(default_factory=po.PolicyConfig)
 
     def as_array(self, komi):
         """Return the float64 parameter array the numba workers read."""
@@ -245,10 +246,10 @@ def backup(tree, path_nodes, path_edges, depth, root_color, winner, params):
 
 
 @njit(cache=True, nogil=True)
-def playout_winner(b, rng, komi):
+def playout_winner(b, policy, rng, komi):
     """Play b out with the default policy; return the winner (BLACK, WHITE or 0 for jigo)."""
     size = b.info[bd.SIZE]
-    po.random_playout(b, rng, 3 * size * size)
+    po.run_playout(b, policy, rng, 3 * size * size)
     score = bd.area_score(b, komi)
     if score > 0:
         return bd.BLACK
@@ -258,7 +259,7 @@ def playout_winner(b, rng, komi):
 
 
 @njit(cache=True, nogil=True)
-def search_worker(tree, root, root_board, scratch, rng, params, budget, stop):
+def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, stop):
     """Run descents + playouts until `budget` playouts are claimed or stop[0] is set;
     return how many this worker ran. root_board must not change while workers run."""
     path_nodes = np.empty(MAX_DEPTH, np.int32)
@@ -274,7 +275,7 @@ def search_worker(tree, root, root_board, scratch, rng, params, budget, stop):
         bd.copy_into(scratch, root_board)
         depth = descend(tree, root, scratch, params, rng, path_nodes, path_edges,
                         allow_all, uniform)
-        winner = playout_winner(scratch, rng, komi)
+        winner = playout_winner(scratch, policy, rng, komi)
         backup(tree, path_nodes, path_edges, depth, root_color, winner, params)
         atomic_add(tree.counters, C_PLAYOUTS_DONE, 1)
         done += 1
@@ -324,6 +325,7 @@ class Search:
         self.size = size
         self.tree = new_tree(config.max_nodes, config.max_edges)
         self.root = reset_tree(self.tree)
+        self.policy = config.policy.build()
         self._root_moves = None        # the game's move list (color, point) at the root
         self._root_setup = None
         self._rngs = [po.new_rng(config.seed * 1000 + i + 1) for i in range(max(1, config.threads))]
@@ -379,7 +381,8 @@ class Search:
         stop = np.zeros(1, np.int64)
         threads = [threading.Thread(target=search_worker,
                                     args=(tree, self.root, board, bd.copy_board(board),
-                                          self._rngs[i], params, playouts, stop), daemon=True)
+                                          self.policy, self._rngs[i], params, playouts, stop),
+                                    daemon=True)
                    for i in range(len(self._rngs))]
         for t in threads:
             t.start()

@@ -1,0 +1,228 @@
+"""The default policy's rules on drawn positions: each rule alone (probability 1, the others 0)
+must choose the move the rule exists for."""
+import numpy as np
+import pytest
+
+from asciiboard import game_from_diagram
+from engine import board as bd
+from engine import playout as po
+from engine.patterns import PATTERNS, build_table, symmetries, swap_colours
+
+
+def only(rule, **extra):
+    """Return a Policy with one rule at probability 1 and the others off."""
+    rates = dict(capture=0.0, ko=0.0, atari2=0.0, nakade=0.0, pattern=0.0,
+                 selfatari_max=1, selfatari_reject=1.0)
+    rates[rule] = 1.0
+    rates.update(extra)
+    return po.PolicyConfig(**rates).build()
+
+
+def position(diagram, last_moves):
+    """Return a Game from the diagram after playing last_moves (colour, vertex) in order."""
+    game = game_from_diagram(diagram)
+    for color, vertex in last_moves:
+        game.play(color, game.parse_vertex(vertex))
+    return game
+
+
+def policy_moves(game, policy, trials=50, seed=1):
+    """Return the set of vertices the policy chooses for the side to move over many trials."""
+    rng = po.new_rng(seed)
+    cands = np.empty(po.MAX_CANDIDATES, np.int64)
+    words = np.empty(game.board.libs.shape[1], np.uint64)
+    return {game.vertex(po.policy_move(game.board, game.to_play, policy, cands, words, rng))
+            for _ in range(trials)}
+
+
+def test_escapes_the_atari_the_last_move_made():
+    game = position("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . O X . . .
+        . . . O . . .
+        . . . . . . .
+        . . . . . . .
+        """, [(bd.WHITE, "E4")])
+    assert policy_moves(game, only("capture")) == {"D5"}
+
+
+def test_captures_a_chain_the_last_move_left_in_atari():
+    game = position("""
+        . . . . . . .
+        . . . X . . .
+        . . X . X . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        """, [(bd.WHITE, "D5")])
+    assert policy_moves(game, only("capture")) == {"D4"}
+
+
+def test_never_plays_a_self_atari_of_three_stones():
+    game = position("""
+        . . . . .
+        O O O O .
+        X X . O .
+        . O O O .
+        . . . . .
+        """, [(bd.WHITE, "E1")])
+    c3 = game.parse_vertex("C3")
+    words = np.empty(game.board.libs.shape[1], np.uint64)
+    assert po.is_bad_selfatari(game.board, c3, bd.BLACK, 1, words)
+    assert bd.is_legal(game.board, c3, bd.BLACK)
+    rng = po.new_rng(3)
+    policy = po.PolicyConfig(selfatari_reject=1.0).build()
+    for _ in range(300):
+        assert po.random_move(game.board, bd.BLACK, policy, words, rng) != c3
+
+
+def test_self_atari_that_captures_is_allowed():
+    game = position("""
+        . . . . .
+        . . . . .
+        . . . . .
+        O X . . .
+        . O X . .
+        """, [(bd.WHITE, "E5")])
+    a1, e1 = game.parse_vertex("A1"), game.parse_vertex("E4")
+    words = np.empty(game.board.libs.shape[1], np.uint64)
+    assert po.captures_something(game.board, a1, bd.BLACK)
+    assert po.liberties_after(game.board, a1, bd.BLACK, words) == 0
+    assert not po.is_bad_selfatari(game.board, a1, bd.BLACK, 0, words)
+    assert not po.is_bad_selfatari(game.board, e1, bd.BLACK, 0, words)
+
+
+def test_plays_the_nakade_point_of_a_straight_three():
+    # White E4 closes a straight three (B4 C4 D4); its vital point is the middle, C4.
+    game = position("""
+        . . . . . . .
+        . . . . . . .
+        . O O O O O .
+        O . . . . . .
+        O O O O O . .
+        . . . . . . .
+        . . . . . . .
+        """, [(bd.WHITE, "E4")])
+    assert po.nakade_point(game.board, game.parse_vertex("E4")) == game.parse_vertex("C4")
+    assert policy_moves(game, only("nakade")) == {"C4"}
+
+
+def test_plays_the_nakade_point_of_a_bent_three():
+    # White D3 closes a bent three (B4 B3 C3); its vital point is the corner, B3.
+    game = position("""
+        . . . . . .
+        O O O . . .
+        O . O O . .
+        O . . . . .
+        O O O O . .
+        . . . . . .
+        """, [(bd.WHITE, "D3")])
+    assert policy_moves(game, only("nakade")) == {"B3"}
+
+
+def test_no_nakade_point_in_a_square_four():
+    game = position("""
+        . . . . . .
+        . O O O O .
+        O . . O . .
+        O . . O . .
+        O O O . . .
+        . . . . . .
+        """, [(bd.WHITE, "D2")])
+    assert po.nakade_point(game.board, game.parse_vertex("D2")) == -1
+
+
+def test_puts_a_two_liberty_chain_of_the_last_move_in_atari():
+    game = position("""
+        . . . . . . .
+        . . . . . . .
+        . . X X . . .
+        . X O . . . .
+        . . X . . . .
+        . . . . . . .
+        . . . . . . .
+        """, [(bd.WHITE, "D4")])
+    assert policy_moves(game, only("atari2")) == {"D3", "E4"}
+
+
+def test_retakes_a_ko_after_a_threat():
+    game = position("""
+        . . . . .
+        . O X . .
+        O X . X .
+        . O X . .
+        . . . . .
+        """, [(bd.WHITE, "C3"),      # white takes the ko at B3
+              (bd.BLACK, "E1"),      # black plays a threat
+              (bd.WHITE, "D1")])     # white answers it
+    assert game.to_play == bd.BLACK
+    assert policy_moves(game, only("ko")) == {"B3"}
+
+
+def test_no_ko_retake_rule_right_after_the_capture():
+    game = position("""
+        . . . . .
+        . O X . .
+        O X . X .
+        . O X . .
+        . . . . .
+        """, [(bd.WHITE, "C3")])
+    assert "B3" not in policy_moves(game, only("ko"))
+
+
+def test_pattern_table_is_closed_under_symmetry_and_colour():
+    table = build_table()
+    for _, rows in PATTERNS:
+        for variant in symmetries(rows) + symmetries(swap_colours(rows)):
+            assert build_table([("v", variant)]).sum() == build_table([("v", rows)]).sum()
+    assert table.sum() > 0
+
+
+def test_pattern_move_found_next_to_the_last_move():
+    # White D4 attaches on top of black D3: the hane and cut shapes lie around D4.
+    game = position("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . X . . .
+        . . . . . . .
+        . . . . . . .
+        """, [(bd.WHITE, "D4")])
+    moves = policy_moves(game, only("pattern"), trials=100)
+    around_last = {"C5", "D5", "E5", "C4", "E4", "C3", "E3"}
+    assert moves and moves <= around_last
+    table = build_table()
+    for vertex in moves:
+        assert table[game.board.nbr_code[game.parse_vertex(vertex)]]
+
+
+def test_never_fills_its_own_true_eye():
+    game = position("""
+        . X . X .
+        X X X X X
+        . . . . .
+        . . . . .
+        . . . . .
+        """, [(bd.WHITE, "E1")])
+    rng = po.new_rng(9)
+    words = np.empty(game.board.libs.shape[1], np.uint64)
+    policy = po.PolicyConfig().build()
+    eyes = {game.parse_vertex("A5"), game.parse_vertex("C5"), game.parse_vertex("E5")}
+    for _ in range(300):
+        assert po.random_move(game.board, bd.BLACK, policy, words, rng) not in eyes
+
+
+@pytest.mark.parametrize("size", [5, 9, 19])
+def test_playouts_end_and_leave_a_consistent_board(size):
+    game = game_from_diagram("\n".join(["." * size] * size))
+    policy = po.PolicyConfig().build()
+    rng = po.new_rng(size)
+    for _ in range(5):
+        b = bd.copy_board(game.board)
+        moves = po.run_playout(b, policy, rng, 3 * size * size)
+        assert 0 < moves <= 3 * size * size
+        assert b.info[bd.NEMPTY] == int((b.stones == bd.EMPTY).sum())
