@@ -84,6 +84,9 @@ def build_parser():
     p.add_argument("--max-nodes", type=positive_int, default=400_000,
                    help="size of the search tree's node pool; a full pool stops growth; "
                         "default 400000")
+    p.add_argument("--ponder", action="store_true",
+                   help="keep searching on the opponent's time after our move, until the next "
+                        "command arrives")
     p.add_argument("--log-file", default=None,
                    help="write the log here instead of stderr")
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
@@ -110,7 +113,7 @@ def build_engine(args):
                           search=search)
     player = Player(config, args.boardsize)
     return GtpEngine(player, size=args.boardsize, komi=args.komi,
-                     strict_superko=args.rules == "strict")
+                     strict_superko=args.rules == "strict", ponder=args.ponder)
 
 
 def main(argv=None):

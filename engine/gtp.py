@@ -40,13 +40,15 @@ def preprocess(line):
 class GtpEngine:
     """Holds the game and the player and answers GTP commands."""
 
-    def __init__(self, player, size=19, komi=7.5, strict_superko=False):
+    def __init__(self, player, size=19, komi=7.5, strict_superko=False, ponder=False):
         self.player = player
         self.strict_superko = strict_superko
+        self.ponder = ponder
         self.game = Game(size, Rules(komi=komi, strict_superko=strict_superko))
         self.handlers = {name[4:].replace("_dash_", "-"): getattr(self, name)
                          for name in dir(self) if name.startswith("cmd_")}
         self.pending = queue.Queue()   # lines waiting while an analysis runs
+        self._just_moved = False       # the last command played a move of ours (ponder then)
         self.quit = False
 
     # Loop ------------------------------------------------------------------------------
@@ -70,6 +72,7 @@ class GtpEngine:
             self._respond(out, False, cmd_id, "syntax error")
             return True
         name, args = parts[0], parts[1:]
+        self._just_moved = False
         handler = self.handlers.get(name)
         if handler is None:
             self._respond(out, False, cmd_id, "unknown command")
@@ -101,11 +104,29 @@ class GtpEngine:
         reader = threading.Thread(target=self._read_lines, args=(inp,), daemon=True)
         reader.start()
         while True:
+            pondering = self._start_pondering() if self.ponder else None
             raw = self.pending.get()
+            if pondering is not None:
+                stop, thread = pondering
+                stop.set()
+                thread.join()
             if raw is None:
                 break
             if not self.handle_line(raw, out):
                 break
+
+    def _start_pondering(self):
+        """Search the current position on the opponent's time, after our own move, until the
+        next command arrives; return (stop event, thread) or None when there is nothing to do."""
+        game = self.game
+        if not self._just_moved or game.last_two_passed():
+            return None
+        stop = threading.Event()
+        budget = 50 * self.player.config.rollouts
+        thread = threading.Thread(target=self.player.search.run, args=(game, budget),
+                                  kwargs={"stop_event": stop}, daemon=True)
+        thread.start()
+        return stop, thread
 
     def _read_lines(self, inp):
         while True:
@@ -289,6 +310,7 @@ class GtpEngine:
             return "resign"
         if commit:
             self.game.play(color, point)
+            self._just_moved = point != bd.PASS
         else:
             self.game.to_play = color
         self._log_search()

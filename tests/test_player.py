@@ -1,0 +1,116 @@
+"""Player decisions: time budget per move, pass after the opponent's pass when it wins,
+resignation, dead stones and seki."""
+import io
+
+import pytest
+
+import gtp_main
+from asciiboard import game_from_diagram
+from engine import board as bd
+from engine.player import Clock, Player, PlayerConfig, TimeControl, seki_points
+from engine.search import SearchConfig
+
+
+def player(rollouts=300, **kw):
+    return Player(PlayerConfig(rollouts=rollouts, ownership_runs=200,
+                               search=SearchConfig(seed=1), **kw), 9)
+
+
+def test_no_time_settings_means_the_rollout_budget():
+    p = player()
+    game = game_from_diagram("\n".join(["." * 9] * 9))
+    assert p.move_seconds(game, bd.BLACK) is None
+
+
+@pytest.mark.parametrize("tc,clock,low,high", [
+    (TimeControl(600, 0, 0, 0, False), Clock(600, 0, True), 1.0, 30.0),       # absolute
+    (TimeControl(0, 30, 5, 0, False), Clock(30, 5, True), 4.0, 5.0),           # canadian
+    (TimeControl(0, 30, 1, 3, False), Clock(30, 1, True), 28.0, 29.0),         # byo-yomi
+    (TimeControl(60, 0, 0, 0, False), Clock(1.0, 0, True), 0.04, 0.06),        # nearly out
+])
+def test_move_time_keeps_a_safety_margin(tc, clock, low, high):
+    p = player(lag_buffer=1.0)
+    p.time = tc
+    p.clocks[bd.BLACK] = clock
+    game = game_from_diagram("\n".join(["." * 9] * 9))
+    seconds = p.move_seconds(game, bd.BLACK)
+    assert low <= seconds <= high
+    assert seconds < clock.seconds
+
+
+def test_passes_after_opponent_pass_when_passing_wins():
+    game = game_from_diagram("""
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        """, komi=0.5)
+    game.to_play = bd.WHITE
+    game.play(bd.WHITE, bd.PASS)
+    # Black has 36 points, white 45: black passing would lose, white's would win.
+    p = player()
+    assert p.final_score(game) == pytest.approx(-9.5)
+    assert p.genmove(game, bd.BLACK) != bd.PASS
+    game.play(bd.BLACK, bd.PASS)
+    assert p.genmove(game, bd.WHITE) == bd.PASS
+
+
+def test_dead_stone_inside_territory_is_removed_for_the_score():
+    game = game_from_diagram("""
+        . . . X . O . . .
+        . . . X . O . . .
+        . . . X . O . . .
+        . . . X . O . . .
+        . O . X . O . X .
+        . . . X . O . . .
+        . . . X . O . . .
+        . . . X . O . . .
+        . . . X . O . . .
+        """, komi=7)
+    p = player()
+    status = p.final_status(game)
+    assert [game.vertex(q) for q in status["dead"]] == ["B5", "H5"]
+    assert status["seki"] == []
+    assert p.final_score(game) == pytest.approx(-7)
+
+
+def test_seki_stones_share_liberties_neither_side_can_fill():
+    game = game_from_diagram("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        O O O O O . .
+        X X X X O . .
+        . O . X O . .
+        """)
+    seki = {game.vertex(q) for q in seki_points(game, [])}
+    assert seki == {"A2", "B2", "C2", "D2", "D1", "B1"}
+
+
+def test_resigns_a_hopeless_game_but_not_in_the_opening():
+    # White owns seven rows with eyes on the top edge; black has two empty rows.
+    rows = ["O.O.O.O.O"] + ["OOOOOOOOO"] * 6 + ["........."] * 2
+    game = game_from_diagram("\n".join(rows))
+    p = player(rollouts=300)
+    assert p.genmove(game, bd.BLACK) != -2          # move 0: too early to resign
+    for _ in range(30):
+        game.play(game.to_play, bd.PASS)
+    assert p.genmove(game, bd.BLACK) == -2
+
+
+def test_pondering_engine_answers_every_command():
+    args = gtp_main.build_parser().parse_args(["--ponder", "--rollouts", "200", "--boardsize",
+                                               "9"])
+    engine = gtp_main.build_engine(args)
+    out = io.StringIO()
+    engine.serve(io.StringIO("genmove b\nplay w E5\ngenmove b\nname\n"), out)
+    answers = out.getvalue().split("\n\n")[:-1]
+    assert len(answers) == 4
+    assert answers[0].startswith("= ") and answers[2].startswith("= ")
+    assert answers[3] == "= darkgo"
