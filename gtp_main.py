@@ -6,6 +6,7 @@ Logs go to stderr (or --log-file), never to stdout, which belongs to GTP.
 """
 import argparse
 import logging
+import os
 import sys
 
 from engine import board as bd
@@ -73,6 +74,10 @@ def build_parser():
                         "search with playouts alone")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where the network runs: 'auto' takes CUDA when torch sees a GPU")
+    p.add_argument("--policy-only", action="store_true",
+                   help="play the network's best legal move without search (needs weights); "
+                        "pass when the opponent passed and passing does not lose, resign "
+                        "when hopeless")
     p.add_argument("--resign-threshold", type=fraction, default=0.1,
                    help="resign when the best move's win rate is below this; 0 never resigns; "
                         "default 0.1")
@@ -104,14 +109,38 @@ def setup_logging(path, level):
     root.setLevel(level.upper())
 
 
-def build_engine(args):
-    """Return a GtpEngine configured from parsed arguments."""
+def load_evaluator(args):
+    """Return the network evaluator the flags ask for, or None to search without one.
+
+    Raises ValueError with a clear message for a missing or unusable weights file that was
+    asked for explicitly; with --net auto and no --weights, a missing default file only means
+    no network.
+    """
+    if args.net == "none":
+        if args.policy_only:
+            raise ValueError("--policy-only needs the network; drop --net none")
+        return None
+    from nets.model import DEFAULT_WEIGHTS, Policy, WeightsError
+    path = args.weights or DEFAULT_WEIGHTS
+    if args.weights is None and not os.path.exists(path) and not args.policy_only:
+        logging.getLogger("gtp_main").warning("no weights at %s: searching without a network",
+                                              path)
+        return None
+    threads = max(1, (os.cpu_count() or 2) - args.threads)
+    try:
+        return Policy(path, device=args.device, threads=threads)
+    except (WeightsError, OSError, RuntimeError) as exc:
+        raise ValueError(f"cannot use weights {path}: {exc}") from None
+
+
+def build_engine(args, evaluator=None):
+    """Return a GtpEngine configured from parsed arguments and an optional evaluator."""
     search = SearchConfig(threads=args.threads, seed=args.seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20)
     config = PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                           ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
-                          search=search)
-    player = Player(config, args.boardsize)
+                          policy_only=args.policy_only, search=search)
+    player = Player(config, args.boardsize, evaluator)
     return GtpEngine(player, size=args.boardsize, komi=args.komi,
                      strict_superko=args.rules == "strict", ponder=args.ponder)
 
@@ -124,7 +153,12 @@ def main(argv=None):
     except OSError as exc:
         print(f"gtp_main.py: cannot open log file: {exc}", file=sys.stderr)
         return 2
-    engine = build_engine(args)
+    try:
+        evaluator = load_evaluator(args)
+    except ValueError as exc:
+        print(f"gtp_main.py: {exc}", file=sys.stderr)
+        return 2
+    engine = build_engine(args, evaluator)
     run_gtp(engine)
     return 0
 

@@ -24,6 +24,7 @@ class PlayerConfig:
     min_resign_playouts: int = 500
     ownership_runs: int = 1000
     lag_buffer: float = 1.0
+    policy_only: bool = False
     search: SearchConfig = field(default_factory=SearchConfig)
 
 
@@ -121,9 +122,10 @@ def _whole_chains(board, points):
 class Player:
     """Chooses moves for a Game with UCT search, and judges the end of the game."""
 
-    def __init__(self, config, size):
+    def __init__(self, config, size, evaluator=None):
         self.config = config
-        self.search = Search(config.search, size)
+        self.evaluator = evaluator
+        self.search = Search(config.search, size, evaluator)
         self.time = TimeControl()
         self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
         self.last_result = None
@@ -131,7 +133,8 @@ class Player:
 
     def new_game(self, size):
         """Forget the tree (and the clocks) for a new game on a board of this size."""
-        self.search = Search(self.config.search, size)
+        self.search.close()
+        self.search = Search(self.config.search, size, self.evaluator)
         self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
         self.last_result = None
         self._ownership_cache = None
@@ -190,6 +193,8 @@ class Player:
             if not any(game.color_at(p) == 3 - color for p in dead) and \
                     self.score_for(game, color) > 0:
                 return bd.PASS
+        if self.config.policy_only:
+            return self._network_move(game, color)
         seconds = self.move_seconds(game, color)
         result = self.search.run(game, self.config.rollouts, seconds, stop_event)
         self.last_result = result
@@ -202,10 +207,31 @@ class Player:
             return bd.PASS
         return best.point
 
+    def _network_move(self, game, color):
+        """Return the network's most probable legal move that repeats no position and fills
+        no own eye, RESIGN when the playouts from here all but never win, or PASS."""
+        if len(game.moves) >= self._min_resign_moves(game):
+            black_wins = self.ownership(game).black_winrate
+            if (black_wins if color == bd.BLACK else 1.0 - black_wins) < \
+                    self.config.resign_threshold / 2:
+                return RESIGN
+        board = bd.copy_board(game.board)
+        board.info[bd.TO_PLAY] = color
+        priors = self.evaluator.point_priors([board])[0]
+        for p in np.argsort(-priors):
+            if priors[p] <= 0:
+                break
+            if not bd.is_true_eye_like(board, p, color) and game.is_legal(int(p), color):
+                return int(p)
+        return bd.PASS
+
+    def _min_resign_moves(self, game):
+        """Moves before which we never resign: a quarter of the board, 100 with handicap."""
+        return 100 if game.handicap else game.size * game.size // 4
+
     def _should_resign(self, game, result):
         """Return True when the search is sure enough that we lose."""
-        min_moves = 100 if game.handicap else game.size * game.size // 4
-        return (len(game.moves) >= min_moves
+        return (len(game.moves) >= self._min_resign_moves(game)
                 and result.playouts >= min(self.config.min_resign_playouts,
                                            self.config.rollouts // 2)
                 and result.best.winrate < self.config.resign_threshold)

@@ -6,6 +6,7 @@ slice. Worker threads descend with virtual loss and darkforest's uniform noise o
 claim expansions and node slots with atomic compare-and-swap, run a playout from the leaf and
 back the result up with atomic adds. Wins are counted in half points (2 per win, 1 per jigo).
 """
+import logging
 import math
 import threading
 import time
@@ -18,12 +19,16 @@ from numba import njit
 from engine import board as bd
 from engine import playout as po
 from engine.atomics import atomic_add, atomic_cas
+from nets.server import EvalServer
+
+log = logging.getLogger("search")
 
 UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 
 # Slots of the float64 parameter array handed to the workers.
-P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT = range(7)
-PARAM_SLOTS = 7
+(P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
+ P_TOP_K, P_TOP_CUMULATIVE) = range(10)
+PARAM_SLOTS = 10
 
 # Slots of the tree's counters.
 C_NODES, C_EDGES, C_PLAYOUTS_DONE, C_PLAYOUTS_CLAIMED = range(4)
@@ -54,22 +59,31 @@ class SearchConfig:
     expand_visits: int = 2
     virtual_loss: int = 3
     prior_weight: float = 0.0
+    net_prior_weight: float = 1.0
+    net_expand_visits: int = 4
+    top_k: int = 10
+    top_cumulative: float = 0.95
+    root_top_k: int = 25
     threads: int = 1
     max_nodes: int = 400_000
     max_edges: int = 8_000_000
     seed: int = 0
     policy: po.PolicyConfig = field(default_factory=po.PolicyConfig)
 
-    def as_array(self, komi):
-        """Return the float64 parameter array the numba workers read."""
+    def as_array(self, komi, net=False):
+        """Return the float64 parameter array the numba workers read. With net, leaves are
+        expanded by the network server (top moves by prior, darkforest style)."""
         params = np.zeros(PARAM_SLOTS, np.float64)
         params[P_UCT_C] = self.uct_c
         params[P_FPU] = self.first_play_urgency
         params[P_NOISE] = self.noise
-        params[P_EXPAND_VISITS] = self.expand_visits
+        params[P_EXPAND_VISITS] = self.net_expand_visits if net else self.expand_visits
         params[P_VIRTUAL_LOSS] = self.virtual_loss
         params[P_KOMI] = komi
-        params[P_PRIOR_WEIGHT] = self.prior_weight
+        params[P_PRIOR_WEIGHT] = self.net_prior_weight if net else self.prior_weight
+        params[P_NET] = 1.0 if net else 0.0
+        params[P_TOP_K] = self.top_k if net else 1 << 30
+        params[P_TOP_CUMULATIVE] = self.top_cumulative if net else 2.0
         return params
 
 
@@ -127,21 +141,48 @@ def candidate_moves(b, color, allowed, out):
 
 
 @njit(cache=True, nogil=True)
-def expand(tree, node, b, allowed, priors):
-    """Give an UNEXPANDED node its edges (uniform priors where priors[p] is 0); return False
-    when another thread holds the expansion or the edge pool is full."""
+def expand(tree, node, b, allowed, priors, top_k, cumulative):
+    """Give an UNEXPANDED node its edges; return False when another thread holds the
+    expansion or the edge pool is full. See fill_edges for priors, top_k and cumulative."""
     if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
         return False
+    return fill_edges(tree, node, b, allowed, priors, top_k, cumulative)
+
+
+@njit(cache=True, nogil=True)
+def fill_edges(tree, node, b, allowed, priors, top_k, cumulative):
+    """Give a node this thread has claimed (EXPANDING) its edges and mark it EXPANDED; return
+    False (and leave it UNEXPANDED) when the edge pool is full.
+
+    Candidates are the legal moves that do not fill an own eye and are allowed. When priors
+    has any weight on them, they are taken by falling prior until their summed prior reaches
+    `cumulative` or there are `top_k` (darkforest's tree policy); otherwise all are kept with
+    uniform priors.
+    """
     color = b.info[bd.TO_PLAY]
     moves = np.empty(b.info[bd.NEMPTY] + 1, np.int32)
     n = candidate_moves(b, color, allowed, moves)
+    weights = np.empty(n, np.float64)
+    total = 0.0
+    for i in range(n):
+        weights[i] = priors[moves[i]]
+        total += weights[i]
+    if total > 0:
+        order = np.argsort(-weights)
+        kept = 0
+        running = 0.0
+        while kept < n and kept < top_k and running < cumulative * total:
+            running += weights[order[kept]]
+            kept += 1
+        chosen = np.empty(kept, np.int32)
+        for i in range(kept):
+            chosen[i] = moves[order[i]]
+        moves = chosen
+        n = kept
     first = atomic_add(tree.counters, C_EDGES, n)
     if first + n > tree.edge_move.shape[0]:
         tree.node_state[node] = UNEXPANDED
         return False
-    total = 0.0
-    for i in range(n):
-        total += priors[moves[i]]
     for i in range(n):
         e = first + i
         tree.edge_move[e] = moves[i]
@@ -183,11 +224,13 @@ def select_edge(tree, node, params, rng):
 
 
 @njit(cache=True, nogil=True)
-def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, uniform):
+def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, uniform, request):
     """Walk from root to a leaf, playing the moves on b and adding virtual loss; return depth.
 
     path_nodes[0..depth] are the visited nodes, path_edges[0..depth-1] the edges taken.
-    Expands a leaf that has been visited often enough (and always the root).
+    A leaf visited often enough is expanded with uniform priors, or, with the network
+    (P_NET), claimed for evaluation when request[0] == 0: then request[0] is set to the leaf
+    node + 1 and the caller sends the leaf position to the network server.
     """
     node = root
     depth = 0
@@ -195,10 +238,15 @@ def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, unifo
     while depth < MAX_DEPTH - 1:
         path_nodes[depth] = node
         state = tree.node_state[node]
-        if state == UNEXPANDED:
-            if node == root or tree.node_visits[node] + 1 >= params[P_EXPAND_VISITS]:
-                expand(tree, node, b, allow_all, uniform)
-            state = tree.node_state[node]
+        if state == UNEXPANDED and tree.node_visits[node] + 1 >= params[P_EXPAND_VISITS]:
+            if params[P_NET] == 0:
+                expand(tree, node, b, allow_all, uniform, np.int64(params[P_TOP_K]),
+                       params[P_TOP_CUMULATIVE])
+                state = tree.node_state[node]
+            elif request[0] == 0:
+                if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) == UNEXPANDED:
+                    request[0] = node + 1
+                break
         if state != EXPANDED:
             break
         e = select_edge(tree, node, params, rng)
@@ -259,27 +307,49 @@ def playout_winner(b, policy, rng, komi):
 
 
 @njit(cache=True, nogil=True)
+def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params, budget,
+                request, path_nodes, path_edges, allow_all, uniform):
+    """Run one descent + playout + backup; return False once `budget` playouts are claimed.
+
+    request[0] tells whether this step may claim a leaf for the network (0) or not (-1); when
+    it claims one, request[0] becomes the leaf node + 1 and leaf_board holds its position.
+    """
+    if atomic_add(tree.counters, C_PLAYOUTS_CLAIMED, 1) >= budget:
+        return False
+    bd.copy_into(scratch, root_board)
+    depth = descend(tree, root, scratch, params, rng, path_nodes, path_edges, allow_all,
+                    uniform, request)
+    if request[0] > 0:
+        bd.copy_into(leaf_board, scratch)
+    winner = playout_winner(scratch, policy, rng, params[P_KOMI])
+    backup(tree, path_nodes, path_edges, depth, root_board.info[bd.TO_PLAY], winner, params)
+    atomic_add(tree.counters, C_PLAYOUTS_DONE, 1)
+    return True
+
+
+@njit(cache=True, nogil=True)
 def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, stop):
-    """Run descents + playouts until `budget` playouts are claimed or stop[0] is set;
-    return how many this worker ran. root_board must not change while workers run."""
+    """Run search steps without the network until `budget` playouts are claimed or stop[0]
+    is set; return how many this worker ran. root_board must not change while workers run."""
     path_nodes = np.empty(MAX_DEPTH, np.int32)
     path_edges = np.empty(MAX_DEPTH, np.int32)
     allow_all = np.ones(root_board.stones.shape[0], np.bool_)
     uniform = np.zeros(root_board.stones.shape[0], np.float32)
-    root_color = root_board.info[bd.TO_PLAY]
-    komi = params[P_KOMI]
+    request = np.full(1, -1, np.int64)
     done = 0
     while stop[0] == 0:
-        if atomic_add(tree.counters, C_PLAYOUTS_CLAIMED, 1) >= budget:
+        if not search_step(tree, root, root_board, scratch, scratch, policy, rng, params,
+                           budget, request, path_nodes, path_edges, allow_all, uniform):
             break
-        bd.copy_into(scratch, root_board)
-        depth = descend(tree, root, scratch, params, rng, path_nodes, path_edges,
-                        allow_all, uniform)
-        winner = playout_winner(scratch, policy, rng, komi)
-        backup(tree, path_nodes, path_edges, depth, root_color, winner, params)
-        atomic_add(tree.counters, C_PLAYOUTS_DONE, 1)
         done += 1
     return done
+
+
+@njit(cache=True, nogil=True)
+def release_claims(tree, nodes):
+    """Put nodes claimed for evaluation but never answered back to UNEXPANDED."""
+    for node in nodes:
+        atomic_cas(tree.node_state, node, EXPANDING, UNEXPANDED)
 
 
 @njit(cache=True, nogil=True)
@@ -318,17 +388,26 @@ class SearchResult:
 
 
 class Search:
-    """A reusable UCT search: keeps its tree between moves of the same game."""
+    """A reusable UCT search: keeps its tree between moves of the same game. With an evaluator
+    (a nets.model.Policy), new leaves are expanded by a batched network server."""
 
-    def __init__(self, config, size):
+    def __init__(self, config, size, evaluator=None):
         self.config = config
         self.size = size
         self.tree = new_tree(config.max_nodes, config.max_edges)
         self.root = reset_tree(self.tree)
         self.policy = config.policy.build()
+        self.server = None if evaluator is None else EvalServer(evaluator, self._on_priors)
         self._root_moves = None        # the game's move list (color, point) at the root
         self._root_setup = None
-        self._rngs = [po.new_rng(config.seed * 1000 + i + 1) for i in range(max(1, config.threads))]
+        self._rngs = [po.new_rng(config.seed * 1000 + i + 1)
+                      for i in range(max(1, config.threads))]
+        self._params = None
+
+    def close(self):
+        """Stop the network server thread, if any."""
+        if self.server is not None:
+            self.server.close()
 
     def _place_root(self, game):
         """Move the root to the game's position, reusing the subtree when the game went on
@@ -350,9 +429,9 @@ class Search:
         self._root_moves = moves
         self._root_setup = list(game.setup)
 
-    def _expand_root(self, game):
-        """Expand the root with superko-violating moves left out; a reused root that offers
-        such a move is searched afresh."""
+    def _expand_root(self, game, board):
+        """Expand the root with superko-violating moves left out (by the network's priors when
+        there is one); a reused root that offers such a move is searched afresh."""
         tree = self.tree
         color = game.to_play
         if tree.node_state[self.root] == EXPANDED:
@@ -361,10 +440,48 @@ class Search:
                        for e in range(first, first + count)):
                 return
             self.root = reset_tree(tree)
-        allowed = np.zeros(game.board.stones.shape[0], np.bool_)
+        allowed = np.zeros(board.stones.shape[0], np.bool_)
         for p in game.legal_moves(color):
             allowed[p] = True
-        expand(tree, self.root, game.board, allowed, np.zeros(allowed.shape[0], np.float32))
+        if self.server is None:
+            expand(tree, self.root, board, allowed, np.zeros(allowed.shape[0], np.float32),
+                   1 << 30, 2.0)
+        else:
+            try:
+                priors = self.server.evaluate_now([board])[0]
+            except Exception:
+                log.exception("network evaluation of the root failed; uniform priors instead")
+                priors = np.zeros(allowed.shape[0], np.float32)
+            expand(tree, self.root, board, allowed, priors, self.config.root_top_k,
+                   self.config.top_cumulative)
+
+    def _on_priors(self, tag, priors):
+        """Server callback: expand the claimed leaf with the network's priors."""
+        node, board = tag
+        if priors is None:
+            priors = np.zeros(board.stones.shape[0], np.float32)
+        allow_all = np.ones(board.stones.shape[0], np.bool_)
+        fill_edges(self.tree, node, board, allow_all, priors, np.int64(self._params[P_TOP_K]),
+                   self._params[P_TOP_CUMULATIVE])
+
+    def _net_worker(self, board, rng, params, budget, stop):
+        """One search thread with the network: numba steps, leaves handed to the server."""
+        tree = self.tree
+        points = board.stones.shape[0]
+        scratch, leaf = bd.copy_board(board), bd.copy_board(board)
+        path_nodes = np.empty(MAX_DEPTH, np.int32)
+        path_edges = np.empty(MAX_DEPTH, np.int32)
+        allow_all = np.ones(points, np.bool_)
+        uniform = np.zeros(points, np.float32)
+        request = np.zeros(1, np.int64)
+        while stop[0] == 0:
+            request[0] = 0 if self.server.has_room() else -1
+            if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
+                               budget, request, path_nodes, path_edges, allow_all, uniform):
+                break
+            if request[0] > 0:
+                self.server.submit((int(request[0]) - 1, leaf), leaf)
+                leaf = bd.copy_board(board)
 
     def run(self, game, playouts, seconds=None, stop_event=None):
         """Search the game's position for up to `playouts` new playouts (and `seconds` of wall
@@ -373,17 +490,23 @@ class Search:
         board = bd.copy_board(game.board)
         board.info[bd.TO_PLAY] = game.to_play
         self._place_root(game)
-        self._expand_root(game)
+        self._expand_root(game, board)
         tree = self.tree
         tree.counters[C_PLAYOUTS_CLAIMED] = 0
         tree.counters[C_PLAYOUTS_DONE] = 0
-        params = self.config.as_array(game.rules.komi)
+        params = self.config.as_array(game.rules.komi, net=self.server is not None)
+        self._params = params
         stop = np.zeros(1, np.int64)
-        threads = [threading.Thread(target=search_worker,
-                                    args=(tree, self.root, board, bd.copy_board(board),
-                                          self.policy, self._rngs[i], params, playouts, stop),
-                                    daemon=True)
-                   for i in range(len(self._rngs))]
+        if self.server is None:
+            threads = [threading.Thread(target=search_worker,
+                                        args=(tree, self.root, board, bd.copy_board(board),
+                                              self.policy, rng, params, playouts, stop),
+                                        daemon=True)
+                       for rng in self._rngs]
+        else:
+            threads = [threading.Thread(target=self._net_worker,
+                                        args=(board, rng, params, playouts, stop), daemon=True)
+                       for rng in self._rngs]
         for t in threads:
             t.start()
         deadline = None if seconds is None else started + seconds
@@ -394,6 +517,9 @@ class Search:
                 stop[0] = 1
             for t in threads:
                 t.join(timeout=0.005)
+        if self.server is not None:
+            dropped = self.server.cancel_pending()
+            release_claims(tree, np.array([node for node, _ in dropped], np.int64))
         return self.result(game, time.perf_counter() - started)
 
     def result(self, game, seconds=0.0):

@@ -22,7 +22,7 @@ def tree_nodes(search):
             stack += [int(c) for c in tree.edge_child[first:first + count] if c >= 0]
 
 
-def check_invariants(search, expand_visits, threads):
+def check_invariants(search, expand_visits, threads, waits_for_network=False):
     tree = search.tree
     for node in tree_nodes(search):
         if tree.node_state[node] != EXPANDED:
@@ -31,9 +31,12 @@ def check_invariants(search, expand_visits, threads):
         edges = slice(first, first + count)
         assert (tree.edge_virtual[edges] == 0).all(), "virtual loss left behind"
         child_sum = int(tree.edge_visits[edges].sum())
-        # Descents that stopped at the node before it had children, at most the expansion
-        # threshold plus one per thread racing the expansion.
-        assert 0 <= tree.node_visits[node] - child_sum <= expand_visits + threads
+        # Descents that stopped at the node before it had children: at most the expansion
+        # threshold plus one per thread racing the expansion; with the network, also those
+        # that arrived while its evaluation was on its way (darkforest's leaf playouts).
+        stopped = tree.node_visits[node] - child_sum
+        assert stopped >= 0
+        assert waits_for_network or stopped <= expand_visits + threads
         for e in range(first, first + count):
             child = tree.edge_child[e]
             if child >= 0:
@@ -101,3 +104,43 @@ def test_full_node_pool_stops_growth_not_the_search():
     assert result.best is not None
     used = min(int(search.tree.counters[C_NODES]), config.max_nodes)
     assert used <= config.max_nodes
+
+
+def tiny_evaluator(fail=False):
+    """Return an untrained tiny network (or one whose forward pass raises) as an evaluator."""
+    from nets.model import Policy, PolicyNet, make_config
+    policy = Policy(model=PolicyNet(make_config("tiny")), device="cpu")
+    if fail:
+        def broken(boards, colors=None):
+            raise RuntimeError("no network today")
+        policy.point_priors = broken
+    return policy
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads):
+    config = SearchConfig(threads=threads, seed=6)
+    search = Search(config, 9, evaluator=tiny_evaluator())
+    try:
+        result = search.run(Game(9), 2000)
+        assert result.playouts == 2000
+        assert 0 < len(result.children) <= config.root_top_k
+        assert search.server.evaluated > 0
+        used = int(search.tree.counters[C_NODES])
+        assert not (search.tree.node_state[:used] == 1).any()   # no node left EXPANDING
+        check_invariants(search, config.net_expand_visits, threads, waits_for_network=True)
+        for node in tree_nodes(search):
+            if search.tree.node_state[node] == EXPANDED and node != search.root:
+                assert search.tree.node_count[node] <= config.top_k
+    finally:
+        search.close()
+
+
+def test_network_failure_falls_back_to_uniform_expansion():
+    search = Search(SearchConfig(seed=7), 9, evaluator=tiny_evaluator())
+    try:
+        search.server.policy = tiny_evaluator(fail=True)
+        result = search.run(Game(9), 1000)
+        assert result.playouts == 1000 and result.best is not None
+    finally:
+        search.close()

@@ -1,0 +1,97 @@
+"""Batched network evaluation for the search: leaf positions in, priors out, on one thread.
+
+Search threads submit (tag, board) pairs and go on with their playouts; the server thread
+takes whatever has queued up (up to batch_size), runs one forward pass, and hands each row of
+priors to the callback with its tag. It knows nothing of trees: the search decides what a tag
+means and what to do with the priors (nets never imports engine.search).
+"""
+import logging
+import queue
+import threading
+
+log = logging.getLogger("server")
+
+
+class EvalServer:
+    """A thread that evaluates submitted boards in batches with a nets.model.Policy."""
+
+    def __init__(self, policy, on_result, batch_size=16, max_pending=256):
+        self.policy = policy
+        self.on_result = on_result
+        self.batch_size = batch_size
+        self.max_pending = max_pending
+        self._queue = queue.Queue()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._stopped = False
+        self.evaluated = 0
+        self.batches = 0
+        self._thread.start()
+
+    def has_room(self):
+        """Return True while fewer than max_pending requests wait."""
+        return self._queue.qsize() < self.max_pending
+
+    def submit(self, tag, board):
+        """Queue a board for evaluation; on_result(tag, priors) follows on the server thread."""
+        self._queue.put((tag, board))
+
+    def evaluate_now(self, boards):
+        """Return priors for boards at once, on the caller's thread (the root, say)."""
+        return self.policy.point_priors(boards)
+
+    def cancel_pending(self):
+        """Drop the requests not yet taken, wait for the batch in flight, and return the dropped
+        tags, so that the caller can undo whatever it reserved for them."""
+        dropped = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, tuple):
+                dropped.append(item[0])
+        reached = threading.Event()
+        self._queue.put(reached)
+        reached.wait()
+        return dropped
+
+    def close(self):
+        """Stop the server thread after the batch in flight."""
+        self._queue.put(None)
+        self._thread.join()
+
+    def _serve(self):
+        """Evaluate batches until close(); a queued Event marks a point that cancel_pending
+        waits for, and is set once every request before it has been answered."""
+        while not self._stopped:
+            batch, markers = [], []
+            item = self._queue.get()
+            while True:
+                if item is None:
+                    self._stopped = True
+                elif isinstance(item, threading.Event):
+                    markers.append(item)
+                else:
+                    batch.append(item)
+                if self._stopped or len(batch) >= self.batch_size:
+                    break
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+            if batch:
+                self._evaluate(batch)
+            for marker in markers:
+                marker.set()
+
+    def _evaluate(self, batch):
+        """Run one forward pass and hand every row (None if the pass failed) to the callback."""
+        try:
+            priors = self.policy.point_priors([board for _, board in batch])
+        except Exception:
+            log.exception("network evaluation failed for a batch of %d", len(batch))
+            priors = [None] * len(batch)
+        for (tag, _), row in zip(batch, priors):
+            self.on_result(tag, row)
+        self.evaluated += len(batch)
+        self.batches += 1
