@@ -86,6 +86,11 @@ def build_parser():
     p.add_argument("--ownership-runs", type=positive_int, default=1000,
                    help="playouts used to judge dead stones for final_score and "
                         "final_status_list; default 1000")
+    p.add_argument("--uct-c", type=non_negative, default=SearchConfig.uct_c,
+                   help=f"UCB1 exploration constant; default {SearchConfig.uct_c}")
+    p.add_argument("--rave-bias", type=float, default=SearchConfig.rave_bias,
+                   help="RAVE (all-moves-as-first) blend: Silver's 4b^2; a negative value "
+                        f"turns RAVE off; default {SearchConfig.rave_bias}")
     p.add_argument("--max-nodes", type=positive_int, default=400_000,
                    help="size of the search tree's node pool; a full pool stops growth; "
                         "default 400000")
@@ -136,7 +141,8 @@ def load_evaluator(args):
 def build_engine(args, evaluator=None):
     """Return a GtpEngine configured from parsed arguments and an optional evaluator."""
     search = SearchConfig(threads=args.threads, seed=args.seed, max_nodes=args.max_nodes,
-                          max_edges=args.max_nodes * 20)
+                          max_edges=args.max_nodes * 20, uct_c=args.uct_c,
+                          rave_bias=args.rave_bias)
     config = PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                           ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                           policy_only=args.policy_only, search=search)

@@ -20,9 +20,10 @@ from engine.search import playout_winner
 @njit(cache=True, nogil=True)
 def _playouts_until(root, scratch, policy, rng, komi, deadline_flag, counter, slot):
     """Run playouts from root until deadline_flag[0] is set; count them in counter[slot]."""
+    record = np.empty(3 * root.info[bd.SIZE] ** 2, np.int32)
     while deadline_flag[0] == 0:
         bd.copy_into(scratch, root)
-        playout_winner(scratch, policy, rng, komi)
+        playout_winner(scratch, policy, rng, komi, record)
         counter[slot] += 1
 
 

@@ -374,9 +374,10 @@ def policy_move(b, color, policy, cands, words, rng):
 
 
 @njit(cache=True, nogil=True)
-def run_playout(b, policy, rng, max_moves):
+def run_playout(b, policy, rng, max_moves, record):
     """Play b out with the default policy (in place) until two passes in a row (passes before
-    the playout do not count) or max_moves; return the number of moves played."""
+    the playout do not count) or max_moves; return the number of moves played, whose points
+    (PASS included; colours alternate from the side to move) go into record[:moves]."""
     cands = np.empty(MAX_CANDIDATES, np.int64)
     words = np.empty(b.libs.shape[1], np.uint64)
     moves = 0
@@ -385,6 +386,7 @@ def run_playout(b, policy, rng, max_moves):
         color = b.info[TO_PLAY]
         p = policy_move(b, color, policy, cands, words, rng)
         play(b, p, color)
+        record[moves] = p
         passes = passes + 1 if p == PASS else 0
         moves += 1
     return moves
@@ -397,10 +399,11 @@ def playout_ownership(b, komi, runs, policy, rng, scratch, owner_sum):
     owner = np.empty(b.stones.shape[0], np.int8)
     size = b.info[SIZE]
     max_moves = 3 * size * size
+    record = np.empty(max_moves, np.int32)
     black_wins = 0
     for _ in range(runs):
         copy_into(scratch, b)
-        run_playout(scratch, policy, rng, max_moves)
+        run_playout(scratch, policy, rng, max_moves, record)
         area_owner(scratch, owner)
         score = -komi
         for p in range(owner.shape[0]):

@@ -27,8 +27,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 
 # Slots of the float64 parameter array handed to the workers.
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
- P_TOP_K, P_TOP_CUMULATIVE) = range(10)
-PARAM_SLOTS = 10
+ P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS) = range(11)
+PARAM_SLOTS = 11
 
 # Slots of the tree's counters.
 C_NODES, C_EDGES, C_PLAYOUTS_DONE, C_PLAYOUTS_CLAIMED = range(4)
@@ -44,6 +44,8 @@ Tree = namedtuple("Tree", [
     "edge_visits",   # int32[edges]: finished descents through the edge
     "edge_wins",     # int32[edges]: half-point wins for the player who makes the move
     "edge_virtual",  # int32[edges]: descents in flight (virtual losses)
+    "edge_amaf_visits",  # int32[edges]: playouts below the node where the mover played here
+    "edge_amaf_wins",    # int32[edges]: half-point wins among those (all-moves-as-first)
     "edge_prior",    # float32[edges]: prior probability of the move
     "edge_child",    # int32[edges]: node reached by the move, -1 until first visited
     "counters",      # int64[4]: nodes used, edges used, playouts done, playouts claimed
@@ -53,7 +55,8 @@ Tree = namedtuple("Tree", [
 @dataclass
 class SearchConfig:
     """Search parameters; one object travels from the command line to the workers."""
-    uct_c: float = 0.7
+    uct_c: float = 0.3
+    rave_bias: float = 0.02        # Silver's 4 b^2; negative turns RAVE off
     first_play_urgency: float = 1.1
     noise: float = 0.02
     expand_visits: int = 2
@@ -84,6 +87,7 @@ class SearchConfig:
         params[P_NET] = 1.0 if net else 0.0
         params[P_TOP_K] = self.top_k if net else 1 << 30
         params[P_TOP_CUMULATIVE] = self.top_cumulative if net else 2.0
+        params[P_RAVE_BIAS] = self.rave_bias
         return params
 
 
@@ -98,6 +102,8 @@ def new_tree(max_nodes, max_edges):
         edge_visits=np.zeros(max_edges, np.int32),
         edge_wins=np.zeros(max_edges, np.int32),
         edge_virtual=np.zeros(max_edges, np.int32),
+        edge_amaf_visits=np.zeros(max_edges, np.int32),
+        edge_amaf_wins=np.zeros(max_edges, np.int32),
         edge_prior=np.zeros(max_edges, np.float32),
         edge_child=np.full(max_edges, -1, np.int32),
         counters=np.zeros(4, np.int64),
@@ -189,6 +195,8 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative):
         tree.edge_visits[e] = 0
         tree.edge_wins[e] = 0
         tree.edge_virtual[e] = 0
+        tree.edge_amaf_visits[e] = 0
+        tree.edge_amaf_wins[e] = 0
         tree.edge_child[e] = -1
         tree.edge_prior[e] = priors[moves[i]] / total if total > 0 else 1.0 / n
     tree.node_first[node] = first
@@ -199,7 +207,9 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative):
 
 @njit(cache=True, nogil=True)
 def select_edge(tree, node, params, rng):
-    """Return the edge of an EXPANDED node with the highest noisy UCB1 value, or -1."""
+    """Return the edge of an EXPANDED node with the highest value, or -1: the win rate blended
+    with the all-moves-as-first (RAVE) win rate by Silver's beta, plus UCB1 exploration,
+    darkforest's uniform noise and a prior bias that fades with visits."""
     first = tree.node_first[node]
     count = tree.node_count[node]
     if count == 0:
@@ -208,14 +218,20 @@ def select_edge(tree, node, params, rng):
     c = params[P_UCT_C]
     noise = params[P_NOISE]
     prior_weight = params[P_PRIOR_WEIGHT]
+    rave_bias = params[P_RAVE_BIAS]
     best = -1
     best_value = -1e300
     for e in range(first, first + count):
         n = tree.edge_visits[e] + tree.edge_virtual[e]
-        if n == 0:
+        amaf = tree.edge_amaf_visits[e]
+        if n == 0 and amaf == 0:
             value = params[P_FPU]
         else:
-            value = 0.5 * tree.edge_wins[e] / n + c * math.sqrt(log_parent / n)
+            q = 0.5 * tree.edge_wins[e] / n if n > 0 else 0.0
+            if amaf > 0:
+                beta = amaf / (n + amaf + rave_bias * n * amaf)
+                q = (1.0 - beta) * q + beta * 0.5 * tree.edge_amaf_wins[e] / amaf
+            value = q + c * math.sqrt(log_parent / (n + 1.0))
         value += noise * po.rand_float(rng) + prior_weight * tree.edge_prior[e] / (1.0 + n)
         if value > best_value:
             best_value = value
@@ -270,6 +286,16 @@ def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, unifo
     return depth
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _half_points(winner, mover):
+    """Return 2 if mover won, 1 for a jigo, 0 if mover lost."""
+    if winner == mover:
+        return 2
+    if winner == 0:
+        return 1
+    return 0
+
+
 @njit(cache=True, nogil=True)
 def backup(tree, path_nodes, path_edges, depth, root_color, winner, params):
     """Add one finished playout to every node and edge on the path and drop its virtual loss."""
@@ -281,34 +307,59 @@ def backup(tree, path_nodes, path_edges, depth, root_color, winner, params):
         if i == depth:
             break
         e = path_edges[i]
-        if winner == mover:
-            win = 2
-        elif winner == 0:
-            win = 1
-        else:
-            win = 0
-        atomic_add(tree.edge_wins, e, win)
+        atomic_add(tree.edge_wins, e, _half_points(winner, mover))
         atomic_add(tree.edge_visits, e, 1)
         atomic_add(tree.edge_virtual, e, -vl)
         mover = 3 - mover
 
 
 @njit(cache=True, nogil=True)
-def playout_winner(b, policy, rng, komi):
-    """Play b out with the default policy; return the winner (BLACK, WHITE or 0 for jigo)."""
+def backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record, moves,
+                first_color):
+    """Credit every edge on the path's nodes whose move its mover played first later in the
+    game (tree moves, then the playout's `moves` moves in record) with the result.
+
+    first_color is scratch (int8 per point); it is left all zero.
+    """
+    leaf_color = root_color if depth % 2 == 0 else 3 - root_color
+    for k in range(moves - 1, -1, -1):
+        p = record[k]
+        if p != bd.PASS:
+            first_color[p] = leaf_color if k % 2 == 0 else 3 - leaf_color
+    for i in range(depth - 1, -1, -1):
+        mover = root_color if i % 2 == 0 else 3 - root_color
+        first_color[tree.edge_move[path_edges[i]]] = mover
+        node = path_nodes[i]
+        win = _half_points(winner, mover)
+        first = tree.node_first[node]
+        for e in range(first, first + tree.node_count[node]):
+            if first_color[tree.edge_move[e]] == mover:
+                atomic_add(tree.edge_amaf_visits, e, 1)
+                atomic_add(tree.edge_amaf_wins, e, win)
+    for k in range(moves):
+        if record[k] != bd.PASS:
+            first_color[record[k]] = 0
+    for i in range(depth):
+        first_color[tree.edge_move[path_edges[i]]] = 0
+
+
+@njit(cache=True, nogil=True)
+def playout_winner(b, policy, rng, komi, record):
+    """Play b out with the default policy; return (winner, moves): BLACK, WHITE or 0 for a
+    jigo, and the number of playout moves written into record."""
     size = b.info[bd.SIZE]
-    po.run_playout(b, policy, rng, 3 * size * size)
+    moves = po.run_playout(b, policy, rng, 3 * size * size, record)
     score = bd.area_score(b, komi)
     if score > 0:
-        return bd.BLACK
+        return bd.BLACK, moves
     if score < 0:
-        return bd.WHITE
-    return 0
+        return bd.WHITE, moves
+    return 0, moves
 
 
 @njit(cache=True, nogil=True)
 def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params, budget,
-                request, path_nodes, path_edges, allow_all, uniform):
+                request, path_nodes, path_edges, allow_all, uniform, record, first_color):
     """Run one descent + playout + backup; return False once `budget` playouts are claimed.
 
     request[0] tells whether this step may claim a leaf for the network (0) or not (-1); when
@@ -321,10 +372,21 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
                     uniform, request)
     if request[0] > 0:
         bd.copy_into(leaf_board, scratch)
-    winner = playout_winner(scratch, policy, rng, params[P_KOMI])
-    backup(tree, path_nodes, path_edges, depth, root_board.info[bd.TO_PLAY], winner, params)
+    winner, moves = playout_winner(scratch, policy, rng, params[P_KOMI], record)
+    root_color = root_board.info[bd.TO_PLAY]
+    backup(tree, path_nodes, path_edges, depth, root_color, winner, params)
+    if params[P_RAVE_BIAS] >= 0:
+        backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record, moves,
+                    first_color)
     atomic_add(tree.counters, C_PLAYOUTS_DONE, 1)
     return True
+
+
+@njit(cache=True, nogil=True)
+def playout_scratch(b):
+    """Return the per-thread arrays a search step needs: playout move record, colour map."""
+    size = b.info[bd.SIZE]
+    return np.empty(3 * size * size, np.int32), np.zeros(b.stones.shape[0], np.int8)
 
 
 @njit(cache=True, nogil=True)
@@ -336,10 +398,12 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
     allow_all = np.ones(root_board.stones.shape[0], np.bool_)
     uniform = np.zeros(root_board.stones.shape[0], np.float32)
     request = np.full(1, -1, np.int64)
+    record, first_color = playout_scratch(root_board)
     done = 0
     while stop[0] == 0:
         if not search_step(tree, root, root_board, scratch, scratch, policy, rng, params,
-                           budget, request, path_nodes, path_edges, allow_all, uniform):
+                           budget, request, path_nodes, path_edges, allow_all, uniform,
+                           record, first_color):
             break
         done += 1
     return done
@@ -474,10 +538,12 @@ class Search:
         allow_all = np.ones(points, np.bool_)
         uniform = np.zeros(points, np.float32)
         request = np.zeros(1, np.int64)
+        record, first_color = playout_scratch(board)
         while stop[0] == 0:
             request[0] = 0 if self.server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
-                               budget, request, path_nodes, path_edges, allow_all, uniform):
+                               budget, request, path_nodes, path_edges, allow_all, uniform,
+                               record, first_color):
                 break
             if request[0] > 0:
                 self.server.submit((int(request[0]) - 1, leaf), leaf)

@@ -42,6 +42,9 @@ def check_invariants(search, expand_visits, threads, waits_for_network=False):
             if child >= 0:
                 assert tree.edge_visits[e] == tree.node_visits[child]
             assert 0 <= tree.edge_wins[e] <= 2 * tree.edge_visits[e]
+            # Every playout through an edge also counts for it as all-moves-as-first.
+            assert tree.edge_amaf_visits[e] >= tree.edge_visits[e]
+            assert 0 <= tree.edge_amaf_wins[e] <= 2 * tree.edge_amaf_visits[e]
 
 
 @pytest.mark.parametrize("size,threads", [(9, 1), (9, 2), (13, 2)])
@@ -144,3 +147,26 @@ def test_network_failure_falls_back_to_uniform_expansion():
         assert result.playouts == 1000 and result.best is not None
     finally:
         search.close()
+
+
+def test_amaf_credits_moves_the_mover_played_first_later():
+    from engine.search import backup_amaf, new_tree, expand, reset_tree
+    game = Game(5)
+    tree = new_tree(100, 1000)
+    root = reset_tree(tree)
+    allowed = np.ones(game.board.stones.shape[0], np.bool_)
+    expand(tree, root, game.board, allowed, np.zeros(allowed.shape[0], np.float32), 1000, 2.0)
+    first, count = tree.node_first[root], tree.node_count[root]
+    edge_of = {game.vertex(int(tree.edge_move[e])): e for e in range(first, first + count)}
+    a1, b2, c3 = (game.parse_vertex(v) for v in ("A1", "B2", "C3"))
+    # The tree took A1 for black, then the playout went W B2, B C3, pass, pass: black's
+    # root edges A1 and C3 share black's win; B2 was white's, so its edge gets nothing.
+    path_nodes = np.array([root, -1], np.int32)
+    path_edges = np.array([edge_of["A1"]], np.int32)
+    record = np.array([b2, c3, bd.PASS, bd.PASS], np.int32)
+    first_color = np.zeros(game.board.stones.shape[0], np.int8)
+    backup_amaf(tree, path_nodes, path_edges, 1, bd.BLACK, bd.BLACK, record, 4, first_color)
+    amaf = {v: (int(tree.edge_amaf_visits[e]), int(tree.edge_amaf_wins[e]))
+            for v, e in edge_of.items() if tree.edge_amaf_visits[e]}
+    assert amaf == {"A1": (1, 2), "C3": (1, 2)}
+    assert not first_color.any()
