@@ -223,6 +223,8 @@ def test_playouts_end_and_leave_a_consistent_board(size):
     rng = po.new_rng(size)
     for _ in range(5):
         b = bd.copy_board(game.board)
-        moves = po.run_playout(b, policy, rng, 3 * size * size)
+        record = np.empty(3 * size * size, np.int32)
+        moves = po.run_playout(b, policy, rng, 3 * size * size, record)
         assert 0 < moves <= 3 * size * size
+        assert record[moves - 1] == bd.PASS and record[moves - 2] == bd.PASS
         assert b.info[bd.NEMPTY] == int((b.stones == bd.EMPTY).sum())
