@@ -189,9 +189,12 @@ class Player:
         if opponent_passed and not cleanup and self.score_for(game, color) > 0:
             return bd.PASS
         if cleanup:
-            dead = self.ownership(game).dead_points(game)
-            if not any(game.color_at(p) == 3 - color for p in dead) and \
-                    self.score_for(game, color) > 0:
+            dead = [p for p in self.ownership(game).dead_points(game)
+                    if game.color_at(p) == 3 - color]
+            attack = self._attack_dead(game, color, dead)
+            if attack is not None:
+                return attack
+            if not dead and self.score_for(game, color) > 0:
                 return bd.PASS
         if self.config.policy_only:
             return self._network_move(game, color)
@@ -206,6 +209,22 @@ class Player:
         if best.winrate > 0.5 and not cleanup and self._settled(game, color):
             return bd.PASS
         return best.point
+
+    def _attack_dead(self, game, color, dead):
+        """Return a liberty of the dead opponent chain with the fewest liberties that color can
+        fill without self-atari (so the chain is captured in a few moves), or None."""
+        board = game.board
+        words = np.empty(board.libs.shape[1], np.uint64)
+        libs = np.empty(board.stones.shape[0], np.int64)
+        heads = sorted({int(board.chain[p]) for p in dead}, key=lambda h: board.nlibs[h])
+        for head in heads:
+            for p in libs[:bd.chain_liberties(board, head, libs)]:
+                p = int(p)
+                if game.is_legal(p, color) and (
+                        po.captures_something(board, p, color)
+                        or po.liberties_after(board, p, color, words) >= 2):
+                    return p
+        return None
 
     def _network_move(self, game, color):
         """Return the network's most probable legal move that repeats no position and fills

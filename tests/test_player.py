@@ -114,3 +114,28 @@ def test_pondering_engine_answers_every_command():
     assert len(answers) == 4
     assert answers[0].startswith("= ") and answers[2].startswith("= ")
     assert answers[3] == "= darkgo"
+
+
+def test_cleanup_captures_dead_stones_before_passing():
+    game = game_from_diagram("""
+        . . . X . O . . .
+        . . . X . O . . .
+        . . . X . O . . .
+        . . . X . O . . .
+        . O . X . O . . .
+        . . . X . O . . .
+        . . . X . O . . .
+        . . . X . O . . .
+        . . . X . O . . .
+        """, komi=0.5)
+    p = player()
+    game.play(bd.BLACK, bd.PASS)
+    game.play(bd.WHITE, bd.PASS)
+    for _ in range(6):
+        move = p.genmove(game, bd.BLACK, cleanup=True)
+        if move == bd.PASS:
+            break
+        game.play(bd.BLACK, move)
+        game.play(bd.WHITE, bd.PASS)
+    assert game.color_at(game.parse_vertex("B5")) != bd.WHITE
+    assert p.genmove(game, bd.BLACK, cleanup=True) == bd.PASS
