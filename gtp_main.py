@@ -7,6 +7,7 @@ Logs go to stderr (or --log-file), never to stdout, which belongs to GTP.
 import argparse
 import logging
 import os
+import secrets
 import sys
 
 from engine import board as bd
@@ -56,9 +57,9 @@ def build_parser():
                    help="playouts per move (time controls can only shorten a move); default 5000")
     p.add_argument("--threads", type=positive_int, default=1,
                    help="search threads running playouts in parallel; default 1")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=int, default=None,
                    help="random seed: the same seed, flags and commands give the same moves "
-                        "with one thread; default 0")
+                        "with one thread; default: a fresh seed every run (logged)")
     p.add_argument("--komi", type=float, default=7.5, help="initial komi; default 7.5")
     p.add_argument("--boardsize", type=board_size, default=19,
                    help="initial board size, 2..25; default 19")
@@ -140,7 +141,9 @@ def load_evaluator(args):
 
 def build_engine(args, evaluator=None):
     """Return a GtpEngine configured from parsed arguments and an optional evaluator."""
-    search = SearchConfig(threads=args.threads, seed=args.seed, max_nodes=args.max_nodes,
+    seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
+    logging.getLogger("gtp_main").info("random seed %d", seed)
+    search = SearchConfig(threads=args.threads, seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
                           rave_bias=args.rave_bias)
     config = PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,

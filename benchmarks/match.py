@@ -56,10 +56,16 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
 
 
 def engines_for_game(config: MatchConfig, index: int) -> tuple[str, str, str]:
-    """Return (black command, white command, letter of the engine playing black) for game index."""
+    """Return (black command, white command, letter of the engine playing black) for game index.
+
+    '{game}' in a command becomes the game index, so that deterministic engines can be given a
+    different seed in every game (e.g. `gtp_main.py --seed {game}`).
+    """
+    a = config.engine_a.replace("{game}", str(index))
+    b = config.engine_b.replace("{game}", str(index))
     if config.alternate and index % 2 == 1:
-        return config.engine_b, config.engine_a, "B"
-    return config.engine_a, config.engine_b, "A"
+        return b, a, "B"
+    return a, b, "A"
 
 
 def parse_score(text: str) -> tuple[str | None, str] | None:

@@ -218,3 +218,12 @@ def test_gnugo_plays_itself_and_referees_the_score(capsys, tmp_path):
     assert records[0]["black_name"].startswith("GNU Go")
     root = read_sgf(tmp_path / "games" / "game-000.sgf").get_root()
     assert root.get("RE") == records[0]["result"]
+
+
+def test_game_placeholder_gives_each_game_its_own_command():
+    from benchmarks.match import MatchConfig, engines_for_game
+    config = MatchConfig(engine_a="eng --seed {game}", engine_b="other", games=4, size=9,
+                         komi=7.0, sgf_dir="x", results="x/r.jsonl", referee=None,
+                         parallel=1, max_moves=243, alternate=True, timeout=10.0)
+    assert engines_for_game(config, 0) == ("eng --seed 0", "other", "A")
+    assert engines_for_game(config, 3) == ("other", "eng --seed 3", "B")
