@@ -126,6 +126,8 @@ def load_evaluator(args):
         if args.policy_only:
             raise ValueError("--policy-only needs the network; drop --net none")
         return None
+    # Busy-waiting OpenMP threads starve the search threads on a small machine.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from nets.model import DEFAULT_WEIGHTS, Policy, WeightsError
     path = args.weights or DEFAULT_WEIGHTS
     if args.weights is None and not os.path.exists(path) and not args.policy_only:

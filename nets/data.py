@@ -1,0 +1,378 @@
+"""SGF game records -> training samples: readers for files, collections and archives, a streaming
+sampler with 8-fold augmentation, and the hash-based validation split.
+
+A game is named by its file name (plus "#i" for the i-th game of a collection); a game belongs to
+the validation split when crc32(name) % VAL_MOD == 0, wherever the file lives, so validation
+games never reach training. Games with broken SGF, another board size or an illegal move are
+skipped and counted in a ``Stats``, never raised.
+"""
+import os
+import random
+import tarfile
+import zipfile
+import zlib
+from collections import Counter, namedtuple
+
+import numpy as np
+from numba import njit
+from sgfmill import sgf, sgf_grammar
+
+from engine import board as bd
+from nets import features as feat
+
+VAL_MOD = 100
+ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar")
+
+# One replayable game. points: engine points (bd.PASS for a pass); colors: BLACK/WHITE per move;
+# setup: (color, point) stones before the first move; owner: int8 [N*N] Tromp-Taylor owner of the
+# final position, +1 black, -1 white, 0 dame.
+Record = namedtuple("Record", ["name", "size", "points", "colors", "setup", "owner"])
+
+
+class Stats(Counter):
+    """Counts of games read and skipped, by reason (games, broken, size, illegal, empty)."""
+
+
+def split_of(name, val_mod=VAL_MOD):
+    """Return 'val' if the game name hashes into the validation split, else 'train'."""
+    return "val" if zlib.crc32(name.encode("utf-8")) % val_mod == 0 else "train"
+
+
+def _is_archive(path):
+    return path.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def _is_sgf(path):
+    return path.lower().endswith(".sgf")
+
+
+def list_inputs(paths):
+    """Return the SGF files and archives under the given paths (files or directories), sorted."""
+    found = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                found += [os.path.join(root, f) for f in sorted(files)
+                          if _is_sgf(f) or _is_archive(f)]
+        elif os.path.exists(path):
+            found.append(path)
+        else:
+            raise FileNotFoundError(path)
+    return found
+
+
+# Reading ---------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _replay_all(b, points, colors, owner_out):
+    """Play every move on b; return the index of the first illegal move or -1 (then fill owner)."""
+    for i in range(points.shape[0]):
+        if bd.play(b, points[i], colors[i]) != bd.OK:
+            return i
+    size = b.info[bd.SIZE]
+    w = b.info[bd.WIDTH]
+    owner = np.empty(b.stones.shape[0], np.int8)
+    bd.area_owner(b, owner)
+    for y in range(size):
+        for x in range(size):
+            o = owner[(y + 1) * w + x + 1]
+            owner_out[y * size + x] = 1 if o == bd.BLACK else (-1 if o == bd.WHITE else 0)
+    return -1
+
+
+def new_game_board(record):
+    """Return a fresh board with the record's setup stones placed."""
+    b = bd.new_board(record.size)
+    for color, p in record.setup:
+        if bd.place_stone(b, p, color) != bd.OK:
+            raise ValueError("illegal setup stone")
+    if record.setup and record.colors.size:
+        b.info[bd.TO_PLAY] = record.colors[0]
+    return b
+
+
+def _record_from_sgf(name, game, size):
+    """Return a checked Record from an sgfmill game, or (None, reason)."""
+    if game.get_size() != size:
+        return None, "size"
+    w = size + 2
+    root = game.get_root()
+    blacks, whites, _ = root.get_setup_stones()
+    setup = [(bd.BLACK, (r + 1) * w + c + 1) for r, c in sorted(blacks)] + \
+            [(bd.WHITE, (r + 1) * w + c + 1) for r, c in sorted(whites)]
+    points, colors = [], []
+    for node in game.get_main_sequence()[1:]:
+        colour, move = node.get_move()
+        if colour is None:
+            continue
+        colors.append(bd.BLACK if colour == "b" else bd.WHITE)
+        points.append(bd.PASS if move is None else (move[0] + 1) * w + move[1] + 1)
+    if not points:
+        return None, "empty"
+    record = Record(name, size, np.array(points, np.int64), np.array(colors, np.int64), setup,
+                    np.zeros(size * size, np.int8))
+    try:
+        b = new_game_board(record)
+    except ValueError:
+        return None, "illegal"
+    if _replay_all(b, record.points, record.colors, record.owner) >= 0:
+        return None, "illegal"
+    return record, None
+
+
+def parse_sgf_bytes(name, data, size=19, stats=None):
+    """Return the checked Records of one SGF file's bytes (one game or a collection)."""
+    stats = Stats() if stats is None else stats
+    try:
+        trees = sgf_grammar.parse_sgf_collection(data)
+    except Exception:
+        stats["broken"] += 1
+        return []
+    records = []
+    for i, tree in enumerate(trees):
+        game_name = name if len(trees) == 1 else f"{name}#{i}"
+        try:
+            record, reason = _record_from_sgf(game_name, sgf.Sgf_game.from_coarse_game_tree(tree),
+                                              size)
+        except Exception:
+            record, reason = None, "broken"
+        if record is None:
+            stats[reason] += 1
+        else:
+            stats["games"] += 1
+            records.append(record)
+    return records
+
+
+def _archive_members(path):
+    """Yield (member name, bytes) of the .sgf files inside a zip or tar archive, in file order."""
+    if path.lower().endswith(".zip"):
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                if _is_sgf(info.filename) and not info.is_dir():
+                    yield info.filename, z.read(info)
+    else:
+        with tarfile.open(path, "r:*") as t:
+            for member in t:
+                if member.isfile() and _is_sgf(member.name):
+                    yield member.name, t.extractfile(member).read()
+
+
+def _read_path(path):
+    """Yield (name, bytes) for one input: an .sgf file or every .sgf in an archive; names are
+    file base names, so the split does not depend on where the data lives."""
+    if _is_archive(path):
+        for member, data in _archive_members(path):
+            yield os.path.basename(member), data
+    else:
+        with open(path, "rb") as f:
+            yield os.path.basename(path), f.read()
+
+
+def read_games(paths, split="all", size=19, stats=None, val_mod=VAL_MOD):
+    """Yield checked Records from files, directories and archives in order; split: all|train|val.
+
+    Unreadable archives count as 'broken' and are skipped."""
+    stats = Stats() if stats is None else stats
+    for path in list_inputs(paths):
+        try:
+            for name, data in _read_path(path):
+                for record in parse_sgf_bytes(name, data, size, stats):
+                    if split == "all" or split_of(record.name, val_mod) == split:
+                        yield record
+        except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError):
+            stats["broken"] += 1
+
+
+# Samples ---------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _advance(b, points, colors, start, stop):
+    """Play moves start..stop-1 on b; return the index of an illegal move or -1."""
+    for i in range(start, stop):
+        if bd.play(b, points[i], colors[i]) != bd.OK:
+            return i
+    return -1
+
+
+class SampleWriter:
+    """Fills batch arrays with one position's planes, legal mask and targets under a symmetry."""
+
+    def __init__(self, batch, size=19, heads=3, rank=9, edge=False, ownership=False):
+        self.size, self.heads, self.rank, self.edge = size, heads, rank, edge
+        n = size
+        self.x = np.zeros((batch, feat.num_planes(edge), n, n), np.float32)
+        self.mask = np.zeros((batch, n * n), np.bool_)
+        self.targets = np.full((batch, heads), -1, np.int64)
+        self.owner = np.zeros((batch, n * n), np.float32) if ownership else None
+        self._planes = np.zeros((feat.num_planes(edge), n, n), np.float32)
+        self._mask = np.zeros(n * n, np.bool_)
+
+    def write(self, row, b, record, i, sym):
+        """Write position before move i of record (board b) into row under symmetry sym."""
+        n = self.size
+        color = int(record.colors[i])
+        feat.board_planes(b, color, self.rank, self.edge, self._planes)
+        self.x[row] = feat.transform_planes(self._planes, sym)
+        feat.legal_mask(b, color, self._mask)
+        self.mask[row] = feat.transform_planes(self._mask.reshape(n, n), sym).reshape(-1)
+        for j in range(self.heads):
+            t = -1
+            if i + j < len(record.points) and record.points[i + j] != bd.PASS:
+                t = int(feat.transform_index(feat.point_to_index(int(record.points[i + j]), n), sym, n))
+            self.targets[row, j] = t
+        if self.owner is not None:
+            sign = 1.0 if color == bd.BLACK else -1.0
+            own = (record.owner * sign).astype(np.float32).reshape(n, n)
+            self.owner[row] = feat.transform_planes(own, sym).reshape(-1)
+
+    def batch(self, rows=None):
+        """Return a dict of copies of the first rows rows (all by default)."""
+        rows = len(self.x) if rows is None else rows
+        out = {"x": self.x[:rows].copy(), "mask": self.mask[:rows].copy(),
+               "targets": self.targets[:rows].copy()}
+        if self.owner is not None:
+            out["owner"] = self.owner[:rows].copy()
+        return out
+
+
+class _ActiveGame:
+    """A game being replayed, with the sorted move indices still to be sampled."""
+
+    def __init__(self, record, picks):
+        self.record = record
+        self.board = new_game_board(record)
+        self.cursor = 0
+        self.picks = picks
+
+    def next_position(self):
+        """Advance the board to the next picked position; return its move index."""
+        i = self.picks.pop()
+        _advance(self.board, self.record.points, self.record.colors, self.cursor, i)
+        self.cursor = i
+        return i
+
+
+def game_stream(paths, split, rng, size=19, stats=None, shard=(0, 1), val_mod=VAL_MOD):
+    """Yield Records of the split forever, each pass in a new random order (zip members and
+    directory files shuffled; tar archives, which cannot seek, streamed in random archive order).
+    shard=(i, n) keeps every n-th game reference, for data-loader workers and DDP ranks."""
+    stats = Stats() if stats is None else stats
+    inputs = list_inputs(paths)
+    refs = []
+    for path in inputs:
+        if path.lower().endswith(".zip"):
+            with zipfile.ZipFile(path) as z:
+                refs += [(path, info.filename) for info in z.infolist()
+                         if _is_sgf(info.filename) and not info.is_dir()]
+        else:
+            refs.append((path, None))
+    refs = refs[shard[0]::shard[1]]
+    if not refs:
+        raise ValueError(f"no SGF input in {paths}")
+    zips = {}
+    yielded = False
+    while True:
+        rng.shuffle(refs)
+        for path, member in refs:
+            if member is not None:
+                base = os.path.basename(member)
+                if split_of(base, val_mod) != split and split != "all":
+                    continue
+                z = zips.get(path) or zips.setdefault(path, zipfile.ZipFile(path))
+                items = [(base, z.read(member))]
+            else:
+                items = _read_path(path)
+            try:
+                for name, data in items:
+                    for record in parse_sgf_bytes(name, data, size, stats):
+                        if split == "all" or split_of(record.name, val_mod) == split:
+                            yielded = True
+                            yield record
+            except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError):
+                stats["broken"] += 1
+        if not yielded:
+            raise ValueError(f"no usable {split} games in {paths}")
+
+
+def sample_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
+                   ownership=False, pool=256, sample_rate=0.1, augment=True, seed=0,
+                   shard=(0, 1), stats=None, val_mod=VAL_MOD):
+    """Yield training batches forever: dicts of x [B,C,N,N] float32, mask [B,N*N] bool,
+    targets [B,k] int64 (-1 = none) and optionally owner [B,N*N] float32 (+1 ours).
+
+    A pool of `pool` games is replayed side by side; each position of a game is picked with
+    probability sample_rate (positions whose move is a pass are never picked) and every
+    sample comes from a random game of the pool, so a batch mixes many games at random stages
+    while memory stays bounded. augment applies a random symmetry per sample."""
+    rng = random.Random(seed)
+    games = game_stream(paths, split, rng, stats=stats, shard=shard, val_mod=val_mod)
+    writer = SampleWriter(batch, 19, heads, rank, edge, ownership)
+
+    def fresh():
+        while True:
+            record = next(games)
+            picks = [i for i in range(len(record.points))
+                     if record.points[i] != bd.PASS and rng.random() < sample_rate]
+            if picks:
+                picks.reverse()
+                return _ActiveGame(record, picks)
+
+    active = [fresh() for _ in range(pool)]
+    while True:
+        for row in range(batch):
+            slot = rng.randrange(pool)
+            g = active[slot]
+            i = g.next_position()
+            writer.write(row, g.board, g.record, i, rng.randrange(8) if augment else 0)
+            if not g.picks:
+                active[slot] = fresh()
+        yield writer.batch()
+
+
+def all_positions(records, batch=256, heads=3, rank=9, edge=False, ownership=False):
+    """Yield batches (as sample_batches, no augmentation) of every non-pass position of records."""
+    writer = SampleWriter(batch, 19, heads, rank, edge, ownership)
+    row = 0
+    for record in records:
+        b = new_game_board(record)
+        for i in range(len(record.points)):
+            if record.points[i] != bd.PASS:
+                writer.write(row, b, record, i, 0)
+                row += 1
+                if row == batch:
+                    yield writer.batch()
+                    row = 0
+            bd.play(b, record.points[i], record.colors[i])
+    if row:
+        yield writer.batch(row)
+
+
+def validation_set(paths, positions=4096, heads=3, rank=9, edge=False, ownership=False,
+                   sample_rate=0.1, seed=1234, val_mod=VAL_MOD, batch=256):
+    """Return a fixed list of batches of about `positions` validation-split positions: games
+    in file order, each position kept with probability sample_rate (fixed seed)."""
+    rng = random.Random(seed)
+    writer = SampleWriter(batch, 19, heads, rank, edge, ownership)
+    out, row, total = [], 0, 0
+    for record in read_games(paths, split="val", val_mod=val_mod):
+        b = new_game_board(record)
+        for i in range(len(record.points)):
+            if record.points[i] != bd.PASS and rng.random() < sample_rate:
+                writer.write(row, b, record, i, 0)
+                row += 1
+                total += 1
+                if row == batch:
+                    out.append(writer.batch())
+                    row = 0
+                if total >= positions:
+                    break
+            bd.play(b, record.points[i], record.colors[i])
+        if total >= positions:
+            break
+    if row:
+        out.append(writer.batch(row))
+    if not out:
+        raise ValueError(f"no validation games in {paths}")
+    return out

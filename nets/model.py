@@ -1,0 +1,227 @@
+"""The move-prediction DCNN, its named configurations, safe weight files and the Policy evaluator.
+
+Fully convolutional as in darkforest: a first conv (5x5 by default), ``depth`` 3x3 convs, each
+followed by ReLU then batch-norm, and a final 3x3 conv with ``heads`` outputs, one softmax over
+the board per predicted move (our next move, their reply, our move after). Head 1 is masked to
+the legal points. An optional ownership head gives a per-point tanh in [-1, 1] (+1 = ours).
+"""
+import os
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from engine import board as bd
+from nets import features as feat
+
+CONFIGS = {
+    # Tian & Zhu's d=12, w=384 network: 5x5x92, 10 x 3x3x384, 3x3 head with k=3.
+    "darkforest": dict(first_kernel=5, first_width=92, width=384, depth=10, heads=3,
+                       ownership=False, symmetric=False, edge=False, rank=9),
+    # Sized for 2 CPU cores: >= 500 positions/s at batch 16 in fp32 with features
+    # (benchmarks/nn_speed.py), and ~1000 training samples/s with bf16 on AMX hardware.
+    "cpu": dict(first_kernel=5, first_width=64, width=64, depth=6, heads=3,
+                ownership=False, symmetric=False, edge=False, rank=9),
+    # For tests only.
+    "tiny": dict(first_kernel=3, first_width=8, width=8, depth=1, heads=3,
+                 ownership=True, symmetric=False, edge=False, rank=9),
+}
+
+DEFAULT_WEIGHTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                               "weights", "cpu.pt")
+
+WEIGHTS_FORMAT = 1
+
+
+class WeightsError(ValueError):
+    """A weights file that cannot be used; str() says why."""
+
+
+def make_config(name="cpu", **overrides):
+    """Return a full config dict: a named config with overrides; KeyError for unknown names/keys."""
+    if name not in CONFIGS:
+        raise KeyError(f"unknown config {name!r}; known: {', '.join(CONFIGS)}")
+    config = dict(CONFIGS[name])
+    for key, value in overrides.items():
+        if key not in config:
+            raise KeyError(f"unknown config key {key!r}")
+        config[key] = value
+    config["name"] = name
+    return config
+
+
+def _symmetrize(weight):
+    """Return the mean of a conv weight [out, in, k, k] over the 8 board symmetries."""
+    total = weight + weight.flip(-1) + weight.flip(-2) + weight.flip(-1, -2)
+    total = total + total.transpose(-1, -2)
+    return total / 8.0
+
+
+class Conv(nn.Conv2d):
+    """A same-padded conv; with symmetric=True its kernel is tied across the 8 symmetries.
+
+    Tying makes every layer commute with rotations and reflections (Clark & Storkey), since all
+    our input planes transform with the board.
+    """
+
+    def __init__(self, cin, cout, kernel, symmetric=False):
+        super().__init__(cin, cout, kernel, padding=kernel // 2)
+        self.symmetric = symmetric
+
+    def forward(self, x):
+        weight = _symmetrize(self.weight) if self.symmetric else self.weight
+        return self._conv_forward(x, weight, self.bias)
+
+
+class PolicyNet(nn.Module):
+    """Conv trunk -> k move heads (logits [B, k, N*N]) and optionally ownership [B, N*N]."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = dict(config)
+        sym = config["symmetric"]
+        cin = feat.num_planes(config["edge"])
+        layers = [Conv(cin, config["first_width"], config["first_kernel"], sym), nn.ReLU(),
+                  nn.BatchNorm2d(config["first_width"])]
+        width = config["first_width"]
+        for _ in range(config["depth"]):
+            layers += [Conv(width, config["width"], 3, sym), nn.ReLU(),
+                       nn.BatchNorm2d(config["width"])]
+            width = config["width"]
+        self.trunk = nn.Sequential(*layers)
+        self.policy = Conv(width, config["heads"], 3, sym)
+        self.ownership = Conv(width, 1, 3, sym) if config["ownership"] else None
+
+    def forward(self, x, mask=None):
+        """Return (log-probabilities [B, k, N*N] in float32, ownership [B, N*N] or None).
+
+        mask: bool [B, N*N] of legal points for head 1; masked points get log-probability -inf.
+        """
+        h = self.trunk(x)
+        logits = self.policy(h).flatten(2).float()
+        if mask is not None:
+            first = logits[:, 0].masked_fill(~mask, float("-inf"))
+            logits = torch.cat([first.unsqueeze(1), logits[:, 1:]], dim=1)
+        logp = F.log_softmax(logits, dim=-1)
+        own = torch.tanh(self.ownership(h).flatten(1).float()) if self.ownership is not None \
+            else None
+        return logp, own
+
+
+# Weight files ---------------------------------------------------------------------------
+
+def save_model(model, path, meta=None):
+    """Write a self-describing weights file atomically (temp file then rename); return path."""
+    model = getattr(model, "module", model)
+    state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    payload = {"format": WEIGHTS_FORMAT, "config": dict(model.config),
+               "features": feat.feature_spec(model.config["rank"], model.config["edge"]),
+               "state_dict": state, "meta": dict(meta or {})}
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def read_weights(path):
+    """Return the checked payload dict of a weights file; WeightsError if unusable."""
+    if not os.path.isfile(path):
+        raise WeightsError(f"{path}: no such weights file")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises several types for truncated / corrupt zips
+        raise WeightsError(f"{path}: truncated or corrupt weights file ({type(e).__name__}: {e})") \
+            from e
+    if not isinstance(payload, dict) or not {"config", "features", "state_dict"} <= set(payload):
+        raise WeightsError(f"{path}: not a weights file (needs config, features, state_dict)")
+    config = payload["config"]
+    missing = [k for k in CONFIGS["cpu"] if k not in config]
+    if missing:
+        raise WeightsError(f"{path}: config lacks {missing}")
+    want = feat.feature_spec(config["rank"], config["edge"])
+    if payload["features"] != want:
+        raise WeightsError(f"{path}: features {payload['features']} do not match this code's "
+                           f"{want}")
+    return payload
+
+
+def load_model(path, device="cpu"):
+    """Return (PolicyNet in eval mode on device, payload meta); WeightsError on a bad file."""
+    payload = read_weights(path)
+    model = PolicyNet(payload["config"])
+    try:
+        model.load_state_dict(payload["state_dict"], strict=True)
+    except RuntimeError as e:
+        raise WeightsError(f"{path}: weights do not match config {payload['config']}: {e}") from e
+    model.to(resolve_device(device)).eval()
+    return model, payload.get("meta", {})
+
+
+def resolve_device(device="auto"):
+    """Return a torch.device for 'auto', 'cpu' or 'cuda[:i]'; ValueError if cuda is missing."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("CUDA requested but not available")
+    return dev
+
+
+def bf16_supported(device):
+    """Return True where bf16 autocast is fast: CUDA with bf16, CPUs with AMX or AVX512-BF16."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+
+
+# Evaluator ------------------------------------------------------------------------------
+
+class Policy:
+    """Batched evaluator for the search: engine boards in, priors over board points out."""
+
+    def __init__(self, weights=None, device="auto", threads=None, model=None, bf16="auto"):
+        """Load weights (default DEFAULT_WEIGHTS) or wrap a given model; WeightsError if bad.
+
+        bf16: 'auto' (bf16 autocast where the hardware has fast bf16: AMX CPUs, CUDA), 'on',
+        'off'. threads sets torch's (process-wide) intra-op thread count."""
+        self.device = resolve_device(device)
+        self.bf16 = bf16_supported(self.device) if bf16 == "auto" else bf16 == "on"
+        if threads:
+            torch.set_num_threads(threads)
+        if model is None:
+            model, self.meta = load_model(weights or DEFAULT_WEIGHTS, self.device)
+        else:
+            self.meta = {}
+            model = model.to(self.device).eval()
+        self.model = model
+        self.rank = model.config["rank"]
+        self.edge = model.config["edge"]
+
+    @torch.inference_mode()
+    def evaluate(self, boards, colors=None, ownership=False):
+        """Return priors float32 [B, N*N] (index y*N+x, 0 on illegal points, rows sum to 1);
+        with ownership=True also ownership float32 [B, N*N] in [-1, 1] for the side to move
+        (None if the net has no ownership head). colors default to each board's TO_PLAY."""
+        x = feat.extract(boards, colors, self.rank, self.edge)
+        mask = feat.legal_masks(boards, colors)
+        empty = ~mask.any(axis=1)
+        mask[empty] = True  # no legal point: avoid NaN; callers pass in that case
+        xt = torch.from_numpy(x).to(self.device)
+        mt = torch.from_numpy(mask).to(self.device)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            logp, own = self.model(xt, mt)
+        priors = logp[:, 0].exp().float().cpu().numpy()
+        priors[empty] = 0.0
+        if not ownership:
+            return priors
+        return priors, (None if own is None else own.float().cpu().numpy())
+
+    def point_priors(self, boards, colors=None):
+        """Return float32 [B, S] priors indexed by engine point (0 off the board)."""
+        priors = self.evaluate(boards, colors)
+        n = int(boards[0].info[bd.SIZE])
+        out = np.zeros((len(boards), (n + 2) ** 2), np.float32)
+        out[:, feat.index_to_point(np.arange(n * n), n)] = priors
+        return out

@@ -1,0 +1,337 @@
+"""Training CLI: streaming SGF samples -> PolicyNet, with progress, validation, checkpoints, resume.
+
+    python -m nets.train --data DIR_OR_ARCHIVE... --config cpu --out weights/cpu.pt
+
+Optimiser: SGD with Nesterov momentum 0.9 and weight decay, lr warmed up linearly then cosine
+decayed to 1% over --steps. darkforest used plain SGD (lr 0.05, divided by 5 when progress
+stalls); with a fixed wall-clock budget a cosine schedule reaches a lower loss by the end of the
+run than waiting for plateaus, and momentum lets batch-norm nets train at a fixed lr that is
+safe. ``--schedule plateau`` gives darkforest's rule instead (lr / 5 after --patience
+validations without a better validation NLL).
+
+Files: RUN/ckpt.pt (model + optimiser + counters, every --ckpt-minutes, for --resume),
+RUN/log.jsonl (one JSON object per log line / validation; nets/plot.py draws it) and --out, the
+weights with the best validation NLL so far, always complete (written to a temp file and renamed).
+Under torchrun (WORLD_SIZE > 1) every rank trains on its own shard of games through
+DistributedDataParallel; rank 0 validates, logs and saves.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+from nets import data as nd
+from nets import model as nm
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", nargs="+", required=True, help="SGF files, directories, archives")
+    p.add_argument("--val-data", nargs="+", help="where to take validation-split games from "
+                   "(default: --data)")
+    p.add_argument("--config", default="cpu", choices=sorted(nm.CONFIGS))
+    p.add_argument("--width", type=int, help="override the config's width")
+    p.add_argument("--depth", type=int, help="override the config's number of 3x3 layers")
+    p.add_argument("--heads", type=int, help="override the number of move heads")
+    p.add_argument("--symmetric", action="store_true", help="8-fold symmetric weight tying")
+    p.add_argument("--ownership", action="store_true", help="train an ownership head (final "
+                   "Tromp-Taylor owner; noisy since most games are resigned)")
+    p.add_argument("--edge", action="store_true", help="Clark & Storkey edge-encoding plane")
+    p.add_argument("--out", required=True, help="weights file to write (best validation NLL)")
+    p.add_argument("--run-dir", help="checkpoint and log directory (default runs/<out name>)")
+    p.add_argument("--resume", action="store_true", help="continue from RUN/ckpt.pt")
+    p.add_argument("--steps", type=int, default=100000)
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--weight-decay", type=float, default=1e-4)
+    p.add_argument("--warmup", type=int, default=500)
+    p.add_argument("--schedule", choices=["cosine", "plateau"], default="cosine")
+    p.add_argument("--patience", type=int, default=3)
+    p.add_argument("--ownership-weight", type=float, default=0.5)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
+                   help="bf16 autocast (auto: on for CUDA with bf16 and CPUs with AMX / AVX512-BF16)")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: leave default)")
+    p.add_argument("--workers", type=int, default=1, help="data-loader worker processes")
+    p.add_argument("--pool", type=int, default=256, help="games replayed side by side")
+    p.add_argument("--sample-rate", type=float, default=0.1, help="share of a game's positions used")
+    p.add_argument("--val-positions", type=int, default=4096)
+    p.add_argument("--val-mod", type=int, default=nd.VAL_MOD,
+                   help="a game is for validation when crc32(name) %% VAL_MOD == 0")
+    p.add_argument("--val-minutes", type=float, default=10.0)
+    p.add_argument("--ckpt-minutes", type=float, default=5.0)
+    p.add_argument("--log-every", type=int, default=50)
+    return p.parse_args(argv)
+
+
+class Batches(torch.utils.data.IterableDataset):
+    """Wraps nets.data.sample_batches, sharding games over workers and DDP ranks."""
+
+    def __init__(self, kwargs, rank, world, seed):
+        super().__init__()
+        self.kwargs, self.rank, self.world, self.seed = kwargs, rank, world, seed
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        wid, nworkers = (info.id, info.num_workers) if info else (0, 1)
+        shard = (self.rank * nworkers + wid, self.world * nworkers)
+        return nd.sample_batches(**self.kwargs, shard=shard, seed=self.seed * 7919 + shard[0])
+
+
+def use_bf16(choice, device):
+    """Return whether to autocast to bf16 on this device."""
+    if choice != "auto":
+        return choice == "on"
+    return nm.bf16_supported(device)
+
+
+def losses(model, batch, device, bf16, ownership_weight):
+    """Return (total loss, head-1 NLL mean, head-1 log-probs) for a batch dict."""
+    x = batch["x"].to(device, non_blocking=True)
+    x = x.contiguous(memory_format=torch.channels_last)
+    mask = batch["mask"].to(device)
+    targets = batch["targets"].to(device)
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+        logp, own = model(x, mask)
+    valid = targets >= 0
+    picked = logp.gather(2, targets.clamp(min=0).unsqueeze(2)).squeeze(2)
+    nll = -(picked * valid).sum(0) / valid.sum(0).clamp(min=1)
+    total = nll.sum()
+    if own is not None and "owner" in batch:
+        total = total + ownership_weight * F.mse_loss(own, batch["owner"].to(device))
+    return total, nll[0], logp[:, 0]
+
+
+def accuracy_counts(logp1, targets1):
+    """Return (top1 hits, top5 hits, summed NLL, positions) of head 1 for valid targets."""
+    valid = targets1 >= 0
+    t = targets1.clamp(min=0)
+    top5 = logp1.topk(5, dim=1).indices
+    hit1 = (top5[:, 0] == t) & valid
+    hit5 = (top5 == t.unsqueeze(1)).any(1) & valid
+    nll = -(logp1.gather(1, t.unsqueeze(1)).squeeze(1) * valid)
+    return int(hit1.sum()), int(hit5.sum()), float(nll.sum()), int(valid.sum())
+
+
+@torch.no_grad()
+def evaluate(model, batches, device, bf16):
+    """Return {val_top1, val_top5, val_nll, val_positions} of head 1 on a list of batches."""
+    was_training = model.training
+    model.eval()
+    h1 = h5 = n = 0
+    nll = 0.0
+    for b in batches:
+        b = {k: torch.from_numpy(v) for k, v in b.items()}
+        _, _, logp1 = losses(model, b, device, bf16, 0.0)
+        c = accuracy_counts(logp1.float(), b["targets"][:, 0].to(device))
+        h1, h5, nll, n = h1 + c[0], h5 + c[1], nll + c[2], n + c[3]
+    model.train(was_training)
+    return {"val_top1": h1 / n, "val_top5": h5 / n, "val_nll": nll / n, "val_positions": n}
+
+
+def lr_at(args, step, plateau_scale):
+    """Return the learning rate for a step."""
+    warm = min(1.0, (step + 1) / max(1, args.warmup))
+    if args.schedule == "plateau":
+        return args.lr * warm * plateau_scale
+    progress = min(1.0, step / max(1, args.steps))
+    return args.lr * warm * (0.01 + 0.99 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def fmt_time(seconds):
+    seconds = int(max(0, seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    if world > 1:
+        import torch.distributed as dist
+        backend = "nccl" if torch.cuda.is_available() and args.device != "cpu" else "gloo"
+        dist.init_process_group(backend)
+        if backend == "nccl":
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = nm.resolve_device(args.device)
+    if device.type == "cuda" and world > 1:
+        device = torch.device("cuda", torch.cuda.current_device())
+    bf16 = use_bf16(args.bf16, device)
+    torch.manual_seed(args.seed + rank)
+    out_name = os.path.splitext(os.path.basename(args.out))[0]
+    run_dir = args.run_dir or os.path.join("runs", out_name)
+    ckpt_path = os.path.join(run_dir, "ckpt.pt")
+    log_path = os.path.join(run_dir, "log.jsonl")
+    main_rank = rank == 0
+    if main_rank:
+        os.makedirs(run_dir, exist_ok=True)
+
+    overrides = {k: v for k, v in (("width", args.width), ("depth", args.depth),
+                                   ("heads", args.heads)) if v is not None}
+    if args.width is not None:
+        overrides["first_width"] = args.width
+    for flag in ("symmetric", "ownership", "edge"):
+        if getattr(args, flag):
+            overrides[flag] = True
+    config = nm.make_config(args.config, **overrides)
+
+    step, samples, wall, best, plateau_scale, stale = 0, 0, 0.0, float("inf"), 1.0, 0
+    ckpt = None
+    if args.resume:
+        if not os.path.exists(ckpt_path):
+            sys.exit(f"--resume: no checkpoint at {ckpt_path}")
+        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=True)
+        config = ckpt["config"]
+        step, samples, wall = ckpt["step"], ckpt["samples"], ckpt["wall"]
+        best, plateau_scale, stale = ckpt["best"], ckpt["plateau_scale"], ckpt["stale"]
+
+    model = nm.PolicyNet(config)
+    if ckpt is not None:
+        model.load_state_dict(ckpt["model"])
+    model.to(device).to(memory_format=torch.channels_last).train()
+    decay = [p for n, p in model.named_parameters() if p.ndim > 1]
+    no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
+    opt = torch.optim.SGD([{"params": decay, "weight_decay": args.weight_decay},
+                           {"params": no_decay, "weight_decay": 0.0}],
+                          lr=args.lr, momentum=args.momentum, nesterov=True)
+    if ckpt is not None:
+        opt.load_state_dict(ckpt["optimizer"])
+    net = model
+    if world > 1:
+        net = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None)
+
+    sample_kwargs = dict(paths=args.data, batch=args.batch, split="train", heads=config["heads"],
+                         rank=config["rank"], edge=config["edge"], ownership=config["ownership"],
+                         pool=args.pool, sample_rate=args.sample_rate, val_mod=args.val_mod)
+    # A resumed run draws a new game order (seeded by the step) rather than replaying the
+    # games it has already seen.
+    dataset = Batches(sample_kwargs, rank, world, args.seed * 1000003 + step)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=args.workers,
+                                         persistent_workers=args.workers > 0,
+                                         prefetch_factor=4 if args.workers else None)
+    val = None
+    if main_rank:
+        val = nd.validation_set(args.val_data or args.data, args.val_positions, config["heads"],
+                                config["rank"], config["edge"], config["ownership"],
+                                val_mod=args.val_mod)
+        log = open(log_path, "a")
+        print(f"config {config} device {device} bf16 {bf16} threads "
+              f"{torch.get_num_threads()} workers {args.workers} validation "
+              f"{sum(len(b['x']) for b in val)} positions; starting at step {step}",
+              file=sys.stderr, flush=True)
+
+    def write_log(record):
+        log.write(json.dumps(record) + "\n")
+        log.flush()
+
+    def save_checkpoint():
+        state = {"config": config, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                 "step": step, "samples": samples, "wall": wall, "best": best,
+                 "plateau_scale": plateau_scale, "stale": stale}
+        tmp = ckpt_path + ".tmp"
+        torch.save(state, tmp)
+        os.replace(tmp, ckpt_path)
+
+    def validate():
+        nonlocal best, plateau_scale, stale
+        metrics = evaluate(model, val, device, bf16)
+        record = {"step": step, "samples": samples, "wall": round(wall, 1), **metrics}
+        improved = metrics["val_nll"] < best
+        if improved:
+            best = metrics["val_nll"]
+            stale = 0
+            meta = {"step": step, "samples": samples, "wall_seconds": round(wall, 1),
+                    "train_data": [os.path.basename(p.rstrip("/")) for p in args.data],
+                    "split": f"crc32(game file name) % {args.val_mod} != 0",
+                    "date": time.strftime("%Y-%m-%d %H:%M:%S"), **metrics}
+            nm.save_model(model, args.out, meta)
+        else:
+            stale += 1
+            if args.schedule == "plateau" and stale >= args.patience:
+                plateau_scale /= 5.0
+                stale = 0
+        record["best"] = improved
+        write_log(record)
+        print(f"\nvalidation step {step}: top1 {metrics['val_top1']:.4f} top5 "
+              f"{metrics['val_top5']:.4f} nll {metrics['val_nll']:.4f}"
+              f"{' (saved ' + args.out + ')' if improved else ''}", file=sys.stderr, flush=True)
+
+    tty = sys.stderr.isatty()
+    t_last = t_start = time.time()
+    wall0 = wall
+    t_ckpt = t_val = t_last
+    rate_samples, rate_time = 0, 0.0
+    loss_sum = nll_sum = 0.0
+    hits = seen = 0
+    steps_window = 0
+    it = iter(loader)
+    while step < args.steps:
+        batch = next(it)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(args, step, plateau_scale)
+        total, nll1, logp1 = losses(net, batch, device, bf16, args.ownership_weight)
+        opt.zero_grad(set_to_none=True)
+        total.backward()
+        opt.step()
+        step += 1
+        n = len(batch["x"]) * world
+        samples += n
+        now = time.time()
+        wall = wall0 + now - t_start
+        rate_samples += n
+        rate_time += now - t_last
+        t_last = now
+        loss_sum += float(total.detach())
+        nll_sum += float(nll1.detach())
+        with torch.no_grad():
+            h1, _, _, cnt = accuracy_counts(logp1.detach().float(),
+                                            batch["targets"][:, 0].to(device))
+        hits += h1
+        seen += cnt
+        steps_window += 1
+        if not main_rank:
+            continue
+        rate = rate_samples / max(rate_time, 1e-9)
+        eta = (args.steps - step) * args.batch * world / max(rate, 1e-9)
+        line = (f"step {step}/{args.steps} {100 * step / args.steps:5.1f}% | {rate:6.0f} samples/s"
+                f" | loss {loss_sum / steps_window:.3f} nll1 {nll_sum / steps_window:.3f} top1 "
+                f"{hits / max(seen, 1):.3f} | lr {opt.param_groups[0]['lr']:.4f} | elapsed "
+                f"{fmt_time(wall)} ETA {fmt_time(eta)}")
+        if tty:
+            print("\r" + line, end="", file=sys.stderr, flush=True)
+        if step % args.log_every == 0:
+            if not tty:
+                print(line, file=sys.stderr, flush=True)
+            write_log({"step": step, "samples": samples, "wall": round(wall, 1),
+                       "lr": opt.param_groups[0]["lr"], "loss": loss_sum / steps_window,
+                       "nll1": nll_sum / steps_window, "top1": hits / max(seen, 1),
+                       "samples_per_s": rate})
+            loss_sum = nll_sum = 0.0
+            hits = seen = steps_window = 0
+            rate_samples, rate_time = 0, 0.0
+        if now - t_val >= args.val_minutes * 60:
+            validate()
+            t_val = t_last = time.time()
+        if now - t_ckpt >= args.ckpt_minutes * 60:
+            save_checkpoint()
+            t_ckpt = t_last = time.time()
+    if main_rank:
+        validate()
+        save_checkpoint()
+        print(f"\ndone: {step} steps, {samples} samples, {fmt_time(wall)}", file=sys.stderr)
+    if world > 1:
+        torch.distributed.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

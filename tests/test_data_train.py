@@ -1,0 +1,166 @@
+"""SGF reading from directories and archives, the sample stream, the split, and a training smoke
+test with checkpoint and resume."""
+import io
+import json
+import os
+import random
+import tarfile
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from engine import board as bd
+from engine.game import Game
+from nets import data as nd
+from nets import model as nm
+from nets import train as nt
+
+
+def random_moves(size, moves, seed):
+    """Return [(color, x, y) or (color, None, None)] of a random legal game with a pass in it."""
+    rng = random.Random(seed)
+    game = Game(size)
+    out = []
+    for i in range(moves):
+        color = game.to_play
+        if i == 20:
+            game.play(color, bd.PASS)
+            out.append((color, None, None))
+            continue
+        p = rng.choice(game.legal_moves(color))
+        game.play(color, p)
+        out.append((color, *game.xy(p)))
+    return out
+
+
+def sgf_text(moves, size=19):
+    """Return an SGF game; SGF rows count from the top."""
+    body = "".join(f";{'B' if c == bd.BLACK else 'W'}[" +
+                   ("" if x is None else chr(97 + x) + chr(97 + size - 1 - y)) + "]"
+                   for c, x, y in moves)
+    return f"(;FF[4]GM[1]SZ[{size}]KM[6.5]{body})"
+
+
+GOOD = [sgf_text(random_moves(19, 60, seed)) for seed in range(6)]
+NINE = sgf_text(random_moves(9, 30, 99), size=9)
+BROKEN = "(;FF[4]GM[1]SZ[19];B[dd];W[pp"
+ILLEGAL = "(;FF[4]GM[1]SZ[19];B[dd];W[dd])"  # second stone on an occupied point
+
+
+def write_corpus(root):
+    """Write 6 good games (2 as a two-game collection), a 9x9 game, a broken and an illegal one."""
+    os.makedirs(root, exist_ok=True)
+    files = {f"g{i}.sgf": GOOD[i] for i in range(4)}
+    files["pair.sgf"] = GOOD[4] + "\n" + GOOD[5]
+    files["nine.sgf"] = NINE
+    files["broken.sgf"] = BROKEN
+    files["illegal.sgf"] = ILLEGAL
+    for name, text in files.items():
+        with open(os.path.join(root, name), "w") as f:
+            f.write(text)
+    return files
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    files = write_corpus(str(tmp_path / "dir"))
+    with zipfile.ZipFile(tmp_path / "games.zip", "w") as z:
+        for name, text in files.items():
+            z.writestr(f"sub/{name}", text)
+    with tarfile.open(tmp_path / "games.tar.gz", "w:gz") as t:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"sub/{name}")
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return tmp_path
+
+
+@pytest.mark.parametrize("source", ["dir", "games.zip", "games.tar.gz"])
+def test_reader_counts_skipped_games(corpus, source):
+    stats = nd.Stats()
+    records = list(nd.read_games([str(corpus / source)], stats=stats))
+    assert len(records) == 6
+    assert stats == {"games": 6, "size": 1, "broken": 1, "illegal": 1}
+    assert sorted(r.name for r in records) == ["g0.sgf", "g1.sgf", "g2.sgf", "g3.sgf",
+                                               "pair.sgf#0", "pair.sgf#1"]
+
+
+def test_reader_maps_sgf_points_to_engine_points(corpus):
+    record = next(r for r in nd.read_games([str(corpus / "dir")]) if r.name == "g0.sgf")
+    moves = random_moves(19, 60, 0)
+    game = Game(19)
+    for (c, x, y), p, color in zip(moves, record.points, record.colors):
+        assert color == c
+        assert p == (bd.PASS if x is None else game.point(x, y))
+
+
+def test_reader_survives_a_corrupt_archive(tmp_path):
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    stats = nd.Stats()
+    assert list(nd.read_games([str(bad)], stats=stats)) == []
+    assert stats["broken"] == 1
+
+
+def test_all_positions_targets_are_the_next_moves(corpus):
+    records = [r for r in nd.read_games([str(corpus / "dir")]) if r.name == "g1.sgf"]
+    batches = list(nd.all_positions(records, batch=16))
+    targets = np.concatenate([b["targets"] for b in batches])
+    masks = np.concatenate([b["mask"] for b in batches])
+    assert len(targets) == 59  # 60 moves, one of them a pass
+    moves = [m for m in random_moves(19, 60, 1)]
+    idx = [-1 if x is None else y * 19 + x for _, x, y in moves]
+    assert list(targets[:, 0]) == [i for i in idx if i >= 0]
+    assert masks[np.arange(len(targets)), targets[:, 0]].all()
+    # Head 2 is the reply; the reply after move 19 is the pass at 20: no target.
+    assert targets[19, 1] == -1 and targets[18, 2] == -1
+    assert targets[0, 1] == idx[1] and targets[0, 2] == idx[2]
+
+
+def test_sample_stream_shapes_legality_and_augmentation(corpus):
+    gen = nd.sample_batches([str(corpus / "games.zip")], batch=32, pool=4, sample_rate=0.5,
+                            ownership=True, seed=3)
+    for _ in range(5):
+        b = next(gen)
+        assert b["x"].shape == (32, 25, 19, 19) and b["x"].dtype == np.float32
+        assert b["targets"].shape == (32, 3) and (b["targets"][:, 0] >= 0).all()
+        assert b["mask"][np.arange(32), b["targets"][:, 0]].all()
+        assert b["owner"].shape == (32, 361) and set(np.unique(b["owner"])) <= {-1, 0, 1}
+        # The target point is empty in the input planes (plane 9 = empty).
+        t = b["targets"][:, 0]
+        assert (b["x"][np.arange(32), 9].reshape(32, -1)[np.arange(32), t] == 1).all()
+
+
+def test_validation_games_never_reach_training(corpus):
+    names = {r.name for r in nd.read_games([str(corpus / "dir")])}
+    val = {n for n in names if nd.split_of(n, val_mod=3) == "val"}
+    assert val and val != names
+    stream = nd.game_stream([str(corpus / "dir")], "train", random.Random(0), val_mod=3)
+    seen = {next(stream).name for _ in range(40)}
+    assert seen == names - val
+    vset = nd.validation_set([str(corpus / "dir")], positions=50, sample_rate=1.0, val_mod=3)
+    assert sum(len(b["x"]) for b in vset) == 50
+
+
+def test_training_smoke_checkpoint_and_resume(corpus, tmp_path):
+    out = str(tmp_path / "w" / "tiny.pt")
+    run = str(tmp_path / "run")
+    common = ["--data", str(corpus / "games.tar.gz"), "--config", "tiny", "--out", out,
+              "--run-dir", run, "--batch", "16", "--workers", "0", "--threads", "1",
+              "--val-positions", "64", "--ckpt-minutes", "0", "--val-minutes", "0",
+              "--log-every", "2", "--warmup", "2", "--bf16", "off", "--pool", "4",
+              "--val-mod", "3"]
+    nt.main(common + ["--steps", "4"])
+    ckpt = torch.load(os.path.join(run, "ckpt.pt"), weights_only=True)
+    assert ckpt["step"] == 4 and ckpt["samples"] == 64
+    model, meta = nm.load_model(out)
+    assert meta["step"] >= 1 and 0 <= meta["val_top1"] <= 1
+    nt.main(common + ["--steps", "6", "--resume"])
+    ckpt = torch.load(os.path.join(run, "ckpt.pt"), weights_only=True)
+    assert ckpt["step"] == 6 and ckpt["samples"] == 96
+    lines = [json.loads(line) for line in open(os.path.join(run, "log.jsonl"))]
+    assert any("val_top1" in r for r in lines) and any("loss" in r for r in lines)
+    assert max(r["step"] for r in lines) == 6

@@ -1,0 +1,139 @@
+"""PolicyNet shapes and masking, symmetric weight tying, weight files and the Policy evaluator."""
+import numpy as np
+import pytest
+import torch
+
+from engine.game import Game, vertex_to_xy
+from nets import features as feat
+from nets import model as nm
+
+
+def tiny(**overrides):
+    torch.manual_seed(0)
+    return nm.PolicyNet(nm.make_config("tiny", **overrides)).eval()
+
+
+def test_forward_shapes_and_heads():
+    model = tiny(heads=3, ownership=True)
+    x = torch.rand(4, 25, 19, 19)
+    logp, own = model(x)
+    assert logp.shape == (4, 3, 361) and own.shape == (4, 361)
+    torch.testing.assert_close(logp.exp().sum(-1), torch.ones(4, 3))
+    assert own.abs().max() <= 1
+
+
+def test_fully_convolutional_on_other_sizes():
+    logp, own = tiny(ownership=False)(torch.rand(2, 25, 9, 9))
+    assert logp.shape == (2, 3, 81) and own is None
+
+
+def test_illegal_points_get_probability_zero():
+    model = tiny()
+    mask = torch.rand(3, 361) > 0.5
+    logp, _ = model(torch.rand(3, 25, 19, 19), mask)
+    p = logp[:, 0].exp()
+    assert torch.all(p[~mask] == 0)
+    torch.testing.assert_close(p.sum(-1), torch.ones(3))
+    assert torch.isfinite(logp[:, 1:]).all()  # later heads are not masked
+
+
+def test_named_configs():
+    assert nm.make_config("darkforest")["width"] == 384
+    assert nm.make_config("darkforest")["depth"] == 10
+    with pytest.raises(KeyError):
+        nm.make_config("nope")
+    with pytest.raises(KeyError):
+        nm.make_config("cpu", colour=3)
+
+
+def test_symmetric_tying_makes_the_net_equivariant():
+    model = tiny(symmetric=True, depth=2)
+    x = torch.rand(1, 25, 9, 9)
+    logp, _ = model(x)
+    for k in range(8):
+        xk = torch.from_numpy(feat.transform_planes(x.numpy(), k).copy())
+        logpk, _ = model(xk)
+        expected = feat.transform_planes(logp[0, 0].reshape(9, 9).detach().numpy(), k)
+        np.testing.assert_allclose(logpk[0, 0].reshape(9, 9).detach().numpy(), expected,
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_save_load_roundtrip(tmp_path):
+    model = tiny()
+    path = str(tmp_path / "w.pt")
+    nm.save_model(model, path, {"step": 7})
+    loaded, meta = nm.load_model(path)
+    assert meta == {"step": 7} and loaded.config == model.config
+    x = torch.rand(2, 25, 19, 19)
+    torch.testing.assert_close(loaded(x)[0], model(x)[0])
+    payload = torch.load(path, weights_only=True)
+    assert set(payload) >= {"config", "features", "state_dict", "meta"}
+
+
+def test_load_refuses_mismatched_config(tmp_path):
+    path = str(tmp_path / "w.pt")
+    nm.save_model(tiny(), path)
+    payload = torch.load(path, weights_only=True)
+    payload["config"]["width"] = 16
+    torch.save(payload, path)
+    with pytest.raises(nm.WeightsError, match="do not match config"):
+        nm.load_model(path)
+
+
+def test_load_refuses_other_features(tmp_path):
+    path = str(tmp_path / "w.pt")
+    nm.save_model(tiny(), path)
+    payload = torch.load(path, weights_only=True)
+    payload["features"]["version"] = 99
+    torch.save(payload, path)
+    with pytest.raises(nm.WeightsError, match="features"):
+        nm.load_model(path)
+
+
+def test_load_refuses_truncated_file(tmp_path):
+    path = tmp_path / "w.pt"
+    nm.save_model(tiny(), str(path))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(nm.WeightsError, match="truncated or corrupt"):
+        nm.load_model(str(path))
+
+
+def test_load_refuses_corrupt_and_missing_files(tmp_path):
+    path = tmp_path / "w.pt"
+    path.write_bytes(np.random.default_rng(0).bytes(5000))
+    with pytest.raises(nm.WeightsError, match="truncated or corrupt"):
+        nm.load_model(str(path))
+    torch.save({"state_dict": {}}, str(path))
+    with pytest.raises(nm.WeightsError, match="not a weights file"):
+        nm.load_model(str(path))
+    with pytest.raises(nm.WeightsError, match="no such"):
+        nm.load_model(str(tmp_path / "missing.pt"))
+
+
+def test_policy_priors_on_engine_boards():
+    game = Game(19)
+    for v in ("D4", "Q16", "D16"):
+        game.play(game.to_play, game.parse_vertex(v))
+    other = Game(19)
+    policy = nm.Policy(model=tiny(), device="cpu")
+    priors, own = policy.evaluate([game.board, other.board], ownership=True)
+    assert priors.shape == (2, 361) and priors.dtype == np.float32 and own.shape == (2, 361)
+    np.testing.assert_allclose(priors.sum(1), 1, rtol=1e-5)
+    for v in ("D4", "Q16", "D16"):
+        x, y = vertex_to_xy(v, 19)
+        assert priors[0, y * 19 + x] == 0
+    by_point = policy.point_priors([game.board])
+    assert by_point.shape == (1, 21 * 21)
+    assert by_point[0, game.parse_vertex("D4")] == 0
+    np.testing.assert_allclose(by_point[0, feat.index_to_point(np.arange(361), 19)], priors[0],
+                               rtol=1e-5)
+
+
+def test_default_weights_path_and_devices():
+    assert nm.DEFAULT_WEIGHTS.endswith("cpu.pt")
+    assert nm.resolve_device("cpu").type == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            nm.resolve_device("cuda")
+
