@@ -154,12 +154,6 @@ def copy_into(dst, src):
     dst.info[:] = src.info
 
 
-@njit(cache=True, nogil=True, inline="always")
-def point(b, x, y):
-    """Return the flat index of column x, row y (both from 0, row 0 at the bottom)."""
-    return (y + 1) * b.info[WIDTH] + x + 1
-
-
 @njit(cache=True, nogil=True)
 def popcount64(x):
     """Return the number of set bits of a uint64."""
@@ -215,13 +209,6 @@ def chain_liberties(b, head, out):
             n += 1
             bits &= bits - np.uint64(1)
     return n
-
-
-@njit(cache=True, nogil=True)
-def neighbour_offsets(b):
-    """Return the four orthogonal offsets (down, left, right, up) for this board's width."""
-    w = b.info[WIDTH]
-    return np.array((-w, -1, 1, w), np.int64)
 
 
 @njit(cache=True, nogil=True)
