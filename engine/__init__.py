@@ -1,0 +1,27 @@
+"""The engine package. Importing it points numba's on-disk cache at a folder named after a
+hash of every source file that holds jitted code.
+
+numba keys a cached function on its own file only, while the machine code it stores has the
+jitted functions it calls from other modules compiled in: after an edit to engine/board.py the
+cached engine/search.py functions would run the old board code. A folder per source hash makes
+every change start from a clean cache. NUMBA_CACHE_DIR, when set by the user, wins; it must be
+set before numba is first imported, which is why nets and benchmarks import this package first.
+"""
+import hashlib
+import os
+import pathlib
+
+_ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def numba_cache_dir():
+    """Return the cache folder for the current sources: .numba_cache/<hash> in the checkout."""
+    digest = hashlib.sha1()
+    for folder in ("engine", "nets", "benchmarks"):
+        for path in sorted((_ROOT / folder).glob("*.py")):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return _ROOT / ".numba_cache" / digest.hexdigest()[:16]
+
+
+os.environ.setdefault("NUMBA_CACHE_DIR", str(numba_cache_dir()))
