@@ -14,6 +14,7 @@ from engine import playout as po
 from engine.search import Search, SearchConfig
 
 RESIGN = -2
+RESIGN_AFTER = 3      # searches in a row below the resign threshold before resigning
 
 
 @dataclass
@@ -130,6 +131,7 @@ class Player:
         self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
         self.last_result = None
         self._ownership_cache = None
+        self._hopeless_searches = 0    # our searches in a row below the resign threshold
 
     def new_game(self, size):
         """Forget the tree (and the clocks) for a new game on a board of this size."""
@@ -138,6 +140,7 @@ class Player:
         self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
         self.last_result = None
         self._ownership_cache = None
+        self._hopeless_searches = 0
 
     # Time -----------------------------------------------------------------------------
     def move_seconds(self, game, color):
@@ -249,11 +252,14 @@ class Player:
         return 100 if game.handicap else game.size * game.size // 4
 
     def _should_resign(self, game, result):
-        """Return True when the search is sure enough that we lose."""
-        return (len(game.moves) >= self._min_resign_moves(game)
-                and result.playouts >= min(self.config.min_resign_playouts,
+        """Return True when the best move's win rate has stayed below the threshold for
+        RESIGN_AFTER searches in a row (one bad reading is not enough to give up)."""
+        hopeless = (result.playouts >= min(self.config.min_resign_playouts,
                                            self.config.rollouts // 2)
-                and result.best.winrate < self.config.resign_threshold)
+                    and result.best.winrate < self.config.resign_threshold)
+        self._hopeless_searches = self._hopeless_searches + 1 if hopeless else 0
+        return (len(game.moves) >= self._min_resign_moves(game)
+                and self._hopeless_searches >= RESIGN_AFTER)
 
     def _settled(self, game, color):
         """Return True when every empty point is firmly owned or dame and passing still wins."""
