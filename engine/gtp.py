@@ -246,12 +246,11 @@ class GtpEngine:
 
     def _free_handicap_points(self, stones):
         """Fixed handicap points where they exist, then points spread on a lattice."""
-        size = self.game.size
         try:
-            return [self.game.point(x, y) for x, y in handicap_points(size, min(stones, 9))
-                    ][:stones] if stones <= 9 else self._lattice_points(stones)
+            fixed = handicap_points(self.game.size, stones)
         except ValueError:
             return self._lattice_points(stones)
+        return [self.game.point(x, y) for x, y in fixed]
 
     def _lattice_points(self, stones):
         size = self.game.size
