@@ -153,6 +153,17 @@ def stones_after(b, p, color):
 def is_bad_selfatari(b, p, color, max_stones, words):
     """Return True if playing p leaves color's chain with one liberty, captures nothing and
     the chain has more than max_stones stones."""
+    w = b.info[WIDTH]
+    empty_neighbours = 0
+    for d in (-w, -1, 1, w):
+        n = p + d
+        s = b.stones[n]
+        if s == EMPTY:
+            empty_neighbours += 1
+        elif s == color and b.nlibs[b.chain[n]] >= 3:
+            return False        # losing p still leaves that chain two liberties
+    if empty_neighbours >= 2:
+        return False
     if captures_something(b, p, color):
         return False
     if liberties_after(b, p, color, words) >= 2:
