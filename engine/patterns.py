@@ -91,8 +91,9 @@ def build_table(patterns=PATTERNS):
         for variant in symmetries(rows) + symmetries(swap_colours(rows)):
             match = np.ones(1 << 16, np.bool_)
             for k, (r, c) in enumerate(_CODE_CELLS):
-                allowed = np.array(sorted(_ALLOWED[variant[r][c]]))
-                match &= np.isin(values[:, k], allowed)
+                allowed = np.zeros(4, np.bool_)
+                allowed[sorted(_ALLOWED[variant[r][c]])] = True
+                match &= allowed[values[:, k]]
             table |= match
     return table
 
