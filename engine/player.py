@@ -134,9 +134,13 @@ class Player:
         self._hopeless_searches = 0    # our searches in a row below the resign threshold
 
     def new_game(self, size):
-        """Forget the tree (and the clocks) for a new game on a board of this size."""
-        self.search.close()
-        self.search = Search(self.config.search, size, self.evaluator)
+        """Forget the tree (and the clocks) for a new game on a board of this size; the tree's
+        pools (hundreds of MB) are only allocated again when the size changes."""
+        if size == self.search.size:
+            self.search.forget()
+        else:
+            self.search.close()
+            self.search = Search(self.config.search, size, self.evaluator)
         self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
         self.last_result = None
         self._ownership_cache = None

@@ -468,6 +468,12 @@ class Search:
                       for i in range(max(1, config.threads))]
         self._params = None
 
+    def forget(self):
+        """Empty the tree for a new game on the same board size, keeping the pools."""
+        self.root = reset_tree(self.tree)
+        self._root_moves = None
+        self._root_setup = None
+
     def close(self):
         """Stop the network server thread, if any."""
         if self.server is not None:
