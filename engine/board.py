@@ -15,6 +15,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+# Options for jitted functions that never allocate. Without numba's reference counting (NRT),
+# reading the Board tuple's arrays costs no atomic incref/decref per access: playouts ran 3.7x
+# (moggy) to 5.7x (uniform) faster. Numba compiles a callee with its caller's NRT setting, so
+# nothing such a function calls may allocate either (pass scratch arrays in instead).
+NO_ALLOC = dict(cache=True, nogil=True, _nrt=False)
+
 EMPTY, BLACK, WHITE, WALL = 0, 1, 2, 3
 PASS = -1
 
@@ -93,7 +99,7 @@ def new_board(size):
     return board
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def _clear(b):
     size = b.info[SIZE]
     width = b.info[WIDTH]
@@ -154,7 +160,7 @@ def copy_into(dst, src):
     dst.info[:] = src.info
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def popcount64(x):
     """Return the number of set bits of a uint64."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
@@ -163,7 +169,7 @@ def popcount64(x):
     return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def lowest_bit_index(x):
     """Return the index of the lowest set bit of a nonzero uint64."""
     lowest = x & (~x + np.uint64(1))
@@ -188,7 +194,7 @@ def _lib_remove(b, head, p):
         b.nlibs[head] -= 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def first_liberty(b, head):
     """Return the lowest liberty point of the chain with this head, or -1 if it has none."""
     for word in range(b.libs.shape[1]):
@@ -198,7 +204,7 @@ def first_liberty(b, head):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def chain_liberties(b, head, out):
     """Write the liberties of the chain with this head into out; return how many."""
     n = 0
@@ -211,7 +217,7 @@ def chain_liberties(b, head, out):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def is_legal(b, p, color):
     """Return True if color may play at p: on board, empty, not the simple-ko point, not suicide.
 
@@ -226,7 +232,7 @@ def is_legal(b, p, color):
     return not _is_suicide(b, p, color)
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def _is_suicide(b, p, color):
     w = b.info[WIDTH]
     for d in (-w, -1, 1, w):
@@ -244,7 +250,7 @@ def _is_suicide(b, p, color):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def _remove_empty(b, p):
     i = b.empty_index[p]
     last = b.empties[b.info[NEMPTY] - 1]
@@ -254,7 +260,7 @@ def _remove_empty(b, p):
     b.info[NEMPTY] -= 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def _add_empty(b, p):
     n = b.info[NEMPTY]
     b.empties[n] = p
@@ -262,7 +268,7 @@ def _add_empty(b, p):
     b.info[NEMPTY] = n + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def _merge_chains(b, a, c):
     """Merge the chains with heads a and c; return the surviving head."""
     if b.chain_size[a] < b.chain_size[c]:
@@ -283,7 +289,7 @@ def _merge_chains(b, a, c):
     return a
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def _remove_chain(b, head, capturer):
     """Take the chain off the board, giving its points as liberties to capturer's chains."""
     w = b.info[WIDTH]
@@ -306,7 +312,7 @@ def _remove_chain(b, head, capturer):
             break
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def play(b, p, color):
     """Play color at p (or PASS) if legal by the simple-ko rule; return a status code.
 
@@ -382,7 +388,7 @@ def play(b, p, color):
     return OK
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def place_stone(b, p, color):
     """Put a setup stone (handicap, SGF AB/AW) without a turn; return a status code.
 
@@ -408,7 +414,7 @@ def place_stone(b, p, color):
     return status
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def hash_after(b, p, color):
     """Return the position hash that playing a legal move p would produce, without playing it."""
     h = b.info[HASH]
@@ -442,7 +448,7 @@ def hash_after(b, p, color):
     return h
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def is_eyeish(b, p, color):
     """Return True if every on-board neighbour of the empty point p is a stone of color."""
     w = b.info[WIDTH]
@@ -453,7 +459,7 @@ def is_eyeish(b, p, color):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def is_true_eye_like(b, p, color):
     """Return True if p is a one-point eye of color that filling would usually spoil.
 

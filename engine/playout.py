@@ -16,7 +16,8 @@ from numba import njit
 
 from engine.board import (BLACK, EMPTY, LAST_KO_COLOR, LAST_KO_MOVE, LAST_KO_POINT, LAST_MOVE,
                           LAST_MOVE2, MOVE_NUMBER, NEMPTY, PASS, SIZE, TO_PLAY, WHITE, WIDTH,
-                          area_owner, copy_into, first_liberty, is_legal, is_true_eye_like, popcount64, play)
+                          NO_ALLOC, area_owner, copy_into, first_liberty, is_legal,
+                          is_true_eye_like, popcount64, play)
 from engine.patterns import pattern_table
 
 # Slots of the policy parameter array.
@@ -90,7 +91,7 @@ def rand_float(rng):
 
 # Tactics ---------------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def captures_something(b, p, color):
     """Return True if color playing p captures an opponent chain (one in atari next to p)."""
     w = b.info[WIDTH]
@@ -102,7 +103,7 @@ def captures_something(b, p, color):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def liberties_after(b, p, color, words):
     """Return the liberty count of color's chain at p after playing there, ignoring captures.
 
@@ -126,7 +127,7 @@ def liberties_after(b, p, color, words):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def stones_after(b, p, color):
     """Return the size of color's chain at p after playing there."""
     w = b.info[WIDTH]
@@ -149,7 +150,7 @@ def stones_after(b, p, color):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def is_bad_selfatari(b, p, color, max_stones, words):
     """Return True if playing p leaves color's chain with one liberty, captures nothing and
     the chain has more than max_stones stones."""
@@ -171,7 +172,7 @@ def is_bad_selfatari(b, p, color, max_stones, words):
     return stones_after(b, p, color) > max_stones
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def _acceptable(b, p, color, policy, words, rng):
     """Return True if p is legal for color, not its own eye, and not a rejected self-atari."""
     if p < 0 or b.stones[p] != EMPTY:
@@ -183,7 +184,7 @@ def _acceptable(b, p, color, policy, words, rng):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def _add(cands, n, p):
     """Append p to the candidate list unless full or already there; return the new count."""
     if n >= cands.shape[0]:
@@ -195,7 +196,7 @@ def _add(cands, n, p):
     return n + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def _pick(b, color, cands, n, policy, words, rng):
     """Return a random acceptable candidate (trying all, from a random start) or PASS."""
     if n == 0:
@@ -208,7 +209,7 @@ def _pick(b, color, cands, n, policy, words, rng):
     return PASS
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def atari_moves(b, color, last, cands, words):
     """Write capture and escape moves for the atari situations around the last move into
     cands; return how many. Captures the last move's chain if it is in atari; for our chains
@@ -239,7 +240,7 @@ def atari_moves(b, color, last, cands, words):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def atari2_moves(b, color, last, cands, words):
     """Write the liberties of 2-liberty opponent chains at or next to the last move (playing
     one puts the chain in atari) into cands, when that is no self-atari; return how many."""
@@ -261,12 +262,12 @@ def atari2_moves(b, color, last, cands, words):
     return n
 
 
-@njit(cache=True, nogil=True)
-def nakade_point(b, last):
+@njit(**NO_ALLOC)
+def nakade_point(b, last, region):
     """Return the vital point of a 3-6 point empty region next to the last move that is
-    bordered by stones of one colour only, or -1 (also when the shape has no unique one)."""
+    bordered by stones of one colour only, or -1 (also when the shape has no unique one).
+    region is int64 scratch of at least 8 entries."""
     w = b.info[WIDTH]
-    region = np.empty(8, np.int64)
     for d in (-w, -1, 1, w):
         start = last + d
         if b.stones[start] != EMPTY:
@@ -318,7 +319,7 @@ def nakade_point(b, last):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def pattern_moves(b, policy, last, last2, cands):
     """Write empty points around the last two moves whose 3x3 shape matches a pattern into
     cands; return how many."""
@@ -334,7 +335,7 @@ def pattern_moves(b, policy, last, last2, cands):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def random_move(b, color, policy, words, rng):
     """Return a random acceptable point for color (legal, not its own eye, no rejected
     self-atari), or PASS when there is none."""
@@ -349,7 +350,7 @@ def random_move(b, color, policy, words, rng):
     return PASS
 
 
-@njit(cache=True, nogil=True)
+@njit(**NO_ALLOC)
 def policy_move(b, color, policy, cands, words, rng):
     """Return the default policy's move for color: the first rule (in order, each tried with
     its probability) that yields an acceptable move, else a random move."""
@@ -373,7 +374,7 @@ def policy_move(b, color, policy, cands, words, rng):
             if p != PASS:
                 return p
         if rates[R_NAKADE] > 0 and rand_float(rng) < rates[R_NAKADE]:
-            p = nakade_point(b, last)
+            p = nakade_point(b, last, cands)
             if p >= 0 and is_legal(b, p, color):
                 return p
         if rates[R_PATTERN] > 0 and rand_float(rng) < rates[R_PATTERN]:

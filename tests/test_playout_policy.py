@@ -106,7 +106,7 @@ def test_plays_the_nakade_point_of_a_straight_three():
         . . . . . . .
         . . . . . . .
         """, [(bd.WHITE, "E4")])
-    assert po.nakade_point(game.board, game.parse_vertex("E4")) == game.parse_vertex("C4")
+    assert po.nakade_point(game.board, game.parse_vertex("E4"), np.empty(8, np.int64)) == game.parse_vertex("C4")
     assert policy_moves(game, only("nakade")) == {"C4"}
 
 
@@ -132,7 +132,7 @@ def test_no_nakade_point_in_a_square_four():
         O O O . . .
         . . . . . .
         """, [(bd.WHITE, "D2")])
-    assert po.nakade_point(game.board, game.parse_vertex("D2")) == -1
+    assert po.nakade_point(game.board, game.parse_vertex("D2"), np.empty(8, np.int64)) == -1
 
 
 def test_puts_a_two_liberty_chain_of_the_last_move_in_atari():
