@@ -40,6 +40,14 @@ def fraction(text):
     return value
 
 
+def non_negative_int(text):
+    """argparse type: an integer >= 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
 def non_negative(text):
     """argparse type: a float >= 0."""
     value = float(text)
@@ -92,6 +100,10 @@ def build_parser():
     p.add_argument("--rave-bias", type=float, default=SearchConfig.rave_bias,
                    help="RAVE (all-moves-as-first) blend: Silver's 4b^2; a negative value "
                         f"turns RAVE off; default {SearchConfig.rave_bias}")
+    p.add_argument("--prior-eqex", type=non_negative_int, default=SearchConfig.prior_eqex,
+                   help="without the network: playouts' worth of each heuristic prior "
+                        "(capture, escape, pattern, nearness, self-atari, lines) given to new "
+                        f"tree moves; 0 turns them off; default {SearchConfig.prior_eqex}")
     p.add_argument("--max-nodes", type=positive_int, default=400_000,
                    help="size of the search tree's node pool; a full pool stops growth; "
                         "default 400000")
@@ -147,7 +159,7 @@ def build_engine(args, evaluator=None):
     logging.getLogger("gtp_main").info("random seed %d", seed)
     search = SearchConfig(threads=args.threads, seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
-                          rave_bias=args.rave_bias)
+                          rave_bias=args.rave_bias, prior_eqex=args.prior_eqex)
     config = PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                           ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                           policy_only=args.policy_only, search=search)

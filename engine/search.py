@@ -27,8 +27,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 
 # Slots of the float64 parameter array handed to the workers.
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
- P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS) = range(11)
-PARAM_SLOTS = 11
+ P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX) = range(12)
+PARAM_SLOTS = 12
 
 # Slots of the tree's counters.
 C_NODES, C_EDGES, C_PLAYOUTS_DONE, C_PLAYOUTS_CLAIMED = range(4)
@@ -47,6 +47,8 @@ Tree = namedtuple("Tree", [
     "edge_amaf_visits",  # int32[edges]: playouts below the node where the mover played here
     "edge_amaf_wins",    # int32[edges]: half-point wins among those (all-moves-as-first)
     "edge_prior",    # float32[edges]: prior probability of the move
+    "edge_prior_visits",  # int32[edges]: equivalent experience of the heuristic prior
+    "edge_prior_wins",    # int32[edges]: its half-point wins (merged into the move's stats)
     "edge_child",    # int32[edges]: node reached by the move, -1 until first visited
     "counters",      # int64[4]: nodes used, edges used, playouts done, playouts claimed
 ])
@@ -63,6 +65,7 @@ class SearchConfig:
     virtual_loss: int = 3
     prior_weight: float = 0.0
     net_prior_weight: float = 1.0
+    prior_eqex: int = 10           # playouts' worth of each heuristic prior without the net
     net_expand_visits: int = 4
     top_k: int = 10
     top_cumulative: float = 0.95
@@ -88,6 +91,7 @@ class SearchConfig:
         params[P_TOP_K] = self.top_k if net else 1 << 30
         params[P_TOP_CUMULATIVE] = self.top_cumulative if net else 2.0
         params[P_RAVE_BIAS] = self.rave_bias
+        params[P_PRIOR_EQEX] = 0 if net else self.prior_eqex
         return params
 
 
@@ -105,12 +109,14 @@ def new_tree(max_nodes, max_edges):
         edge_amaf_visits=np.zeros(max_edges, np.int32),
         edge_amaf_wins=np.zeros(max_edges, np.int32),
         edge_prior=np.zeros(max_edges, np.float32),
+        edge_prior_visits=np.zeros(max_edges, np.int32),
+        edge_prior_wins=np.zeros(max_edges, np.int32),
         edge_child=np.full(max_edges, -1, np.int32),
         counters=np.zeros(4, np.int64),
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(**bd.NO_ALLOC)
 def reset_tree(tree):
     """Empty the tree and allocate a fresh root; returns the root's index (0)."""
     tree.counters[:] = 0
@@ -121,7 +127,7 @@ def reset_tree(tree):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**bd.NO_ALLOC)
 def _new_node(tree):
     """Claim a node slot; return its index or -1 when the pool is full."""
     node = atomic_add(tree.counters, C_NODES, 1)
@@ -133,7 +139,7 @@ def _new_node(tree):
     return node
 
 
-@njit(cache=True, nogil=True)
+@njit(**bd.NO_ALLOC)
 def candidate_moves(b, color, allowed, out):
     """Write the tree's candidate moves for color into out: legal, not filling an own eye,
     allowed[p] true; return how many."""
@@ -147,23 +153,82 @@ def candidate_moves(b, color, allowed, out):
 
 
 @njit(cache=True, nogil=True)
-def expand(tree, node, b, allowed, priors, top_k, cumulative):
+def expand(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex):
     """Give an UNEXPANDED node its edges; return False when another thread holds the
-    expansion or the edge pool is full. See fill_edges for priors, top_k and cumulative."""
+    expansion or the edge pool is full. See fill_edges for the other arguments."""
     if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
         return False
-    return fill_edges(tree, node, b, allowed, priors, top_k, cumulative)
+    return fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex)
+
+
+@njit(**bd.NO_ALLOC)
+def heuristic_prior(b, p, color, patterns, eqex, words):
+    """Return (visits, half-point wins) of prior knowledge about color playing p, in the
+    manner of MoGo and Pachi: every move starts at an even eqex playouts, and each heuristic
+    that applies adds eqex won or lost playouts. Good: capturing, escaping an atari, a 3x3
+    pattern of the default policy, nearness to the last move; on boards of 13 and up, the
+    first line far from other stones is bad and the third line good. A self-atari of more
+    than one stone gets a lost playout and nothing else."""
+    visits = eqex
+    wins = eqex
+    if po.is_bad_selfatari(b, p, color, 1, words):
+        return visits + eqex, wins
+    w = b.info[bd.WIDTH]
+    if po.captures_something(b, p, color):
+        visits += eqex
+        wins += 2 * eqex
+    else:
+        for d in (-w, -1, 1, w):
+            q = p + d
+            if b.stones[q] == color and b.nlibs[b.chain[q]] == 1:
+                if po.liberties_after(b, p, color, words) >= 2:
+                    visits += eqex
+                    wins += 2 * eqex
+                break
+    if patterns[b.nbr_code[p]]:
+        visits += eqex
+        wins += 2 * eqex
+    x, y = p % w, p // w
+    last = b.info[bd.LAST_MOVE]
+    if last != bd.PASS:
+        distance = abs(last % w - x) + abs(last // w - y)
+        if distance <= 2:
+            visits += eqex
+            wins += 2 * eqex
+    size = b.info[bd.SIZE]
+    if size >= 13:
+        line = min(min(x, y), min(size + 1 - x, size + 1 - y))
+        if (line == 1 or line == 3) and _nothing_near(b, p, x, y):
+            visits += eqex
+            wins += 2 * eqex if line == 3 else 0
+    return visits, wins
+
+
+@njit(**bd.NO_ALLOC)
+def _nothing_near(b, p, x, y):
+    """Return True when no stone lies within Manhattan distance 2 of p (at column x, row y
+    counted from 1)."""
+    w = b.info[bd.WIDTH]
+    size = b.info[bd.SIZE]
+    for dy in range(-2, 3):
+        for dx in range(abs(dy) - 2, 3 - abs(dy)):
+            if 1 <= x + dx <= size and 1 <= y + dy <= size:
+                s = b.stones[p + dy * w + dx]
+                if s == bd.BLACK or s == bd.WHITE:
+                    return False
+    return True
 
 
 @njit(cache=True, nogil=True)
-def fill_edges(tree, node, b, allowed, priors, top_k, cumulative):
+def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex):
     """Give a node this thread has claimed (EXPANDING) its edges and mark it EXPANDED; return
     False (and leave it UNEXPANDED) when the edge pool is full.
 
     Candidates are the legal moves that do not fill an own eye and are allowed. When priors
     has any weight on them, they are taken by falling prior until their summed prior reaches
     `cumulative` or there are `top_k` (darkforest's tree policy); otherwise all are kept with
-    uniform priors.
+    uniform priors. With eqex > 0 each edge also gets heuristic_prior's experience (patterns
+    is the default policy's 3x3 pattern table).
     """
     color = b.info[bd.TO_PLAY]
     moves = np.empty(b.info[bd.NEMPTY] + 1, np.int32)
@@ -189,6 +254,7 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative):
     if first + n > tree.edge_move.shape[0]:
         tree.node_state[node] = UNEXPANDED
         return False
+    words = np.empty(b.libs.shape[1], np.uint64)
     for i in range(n):
         e = first + i
         tree.edge_move[e] = moves[i]
@@ -199,17 +265,24 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative):
         tree.edge_amaf_wins[e] = 0
         tree.edge_child[e] = -1
         tree.edge_prior[e] = priors[moves[i]] / total if total > 0 else 1.0 / n
+        if eqex > 0:
+            tree.edge_prior_visits[e], tree.edge_prior_wins[e] = heuristic_prior(
+                b, moves[i], color, patterns, eqex, words)
+        else:
+            tree.edge_prior_visits[e] = 0
+            tree.edge_prior_wins[e] = 0
     tree.node_first[node] = first
     tree.node_count[node] = n
     atomic_cas(tree.node_state, node, EXPANDING, EXPANDED)
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**bd.NO_ALLOC)
 def select_edge(tree, node, params, rng):
-    """Return the edge of an EXPANDED node with the highest value, or -1: the win rate blended
-    with the all-moves-as-first (RAVE) win rate by Silver's beta, plus UCB1 exploration,
-    darkforest's uniform noise and a prior bias that fades with visits."""
+    """Return the edge of an EXPANDED node with the highest value, or -1: the win rate (with
+    the heuristic prior's experience merged in, as Pachi does) blended with the
+    all-moves-as-first (RAVE) win rate by Silver's beta, plus UCB1 exploration, darkforest's
+    uniform noise and a network prior bias that fades with visits."""
     first = tree.node_first[node]
     count = tree.node_count[node]
     if count == 0:
@@ -222,12 +295,12 @@ def select_edge(tree, node, params, rng):
     best = -1
     best_value = -1e300
     for e in range(first, first + count):
-        n = tree.edge_visits[e] + tree.edge_virtual[e]
+        n = tree.edge_visits[e] + tree.edge_virtual[e] + tree.edge_prior_visits[e]
         amaf = tree.edge_amaf_visits[e]
         if n == 0 and amaf == 0:
             value = params[P_FPU]
         else:
-            q = 0.5 * tree.edge_wins[e] / n if n > 0 else 0.0
+            q = 0.5 * (tree.edge_wins[e] + tree.edge_prior_wins[e]) / n if n > 0 else 0.0
             if amaf > 0:
                 beta = amaf / (n + amaf + rave_bias * n * amaf)
                 q = (1.0 - beta) * q + beta * 0.5 * tree.edge_amaf_wins[e] / amaf
@@ -240,7 +313,8 @@ def select_edge(tree, node, params, rng):
 
 
 @njit(cache=True, nogil=True)
-def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, uniform, request):
+def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, uniform, request,
+            patterns):
     """Walk from root to a leaf, playing the moves on b and adding virtual loss; return depth.
 
     path_nodes[0..depth] are the visited nodes, path_edges[0..depth-1] the edges taken.
@@ -257,7 +331,7 @@ def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, unifo
         if state == UNEXPANDED and tree.node_visits[node] + 1 >= params[P_EXPAND_VISITS]:
             if params[P_NET] == 0:
                 expand(tree, node, b, allow_all, uniform, np.int64(params[P_TOP_K]),
-                       params[P_TOP_CUMULATIVE])
+                       params[P_TOP_CUMULATIVE], patterns, np.int32(params[P_PRIOR_EQEX]))
                 state = tree.node_state[node]
             elif request[0] == 0:
                 if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) == UNEXPANDED:
@@ -296,7 +370,7 @@ def _half_points(winner, mover):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**bd.NO_ALLOC)
 def backup(tree, path_nodes, path_edges, depth, root_color, winner, params):
     """Add one finished playout to every node and edge on the path and drop its virtual loss."""
     vl = np.int32(params[P_VIRTUAL_LOSS])
@@ -313,7 +387,7 @@ def backup(tree, path_nodes, path_edges, depth, root_color, winner, params):
         mover = 3 - mover
 
 
-@njit(cache=True, nogil=True)
+@njit(**bd.NO_ALLOC)
 def backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record, moves,
                 first_color):
     """Credit every edge on the path's nodes whose move its mover played first later in the
@@ -369,7 +443,7 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
         return False
     bd.copy_into(scratch, root_board)
     depth = descend(tree, root, scratch, params, rng, path_nodes, path_edges, allow_all,
-                    uniform, request)
+                    uniform, request, policy.patterns)
     if request[0] > 0:
         bd.copy_into(leaf_board, scratch)
     winner, moves = playout_winner(scratch, policy, rng, params[P_KOMI], record)
@@ -409,14 +483,14 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
     return done
 
 
-@njit(cache=True, nogil=True)
+@njit(**bd.NO_ALLOC)
 def release_claims(tree, nodes):
     """Put nodes claimed for evaluation but never answered back to UNEXPANDED."""
     for node in nodes:
         atomic_cas(tree.node_state, node, EXPANDING, UNEXPANDED)
 
 
-@njit(cache=True, nogil=True)
+@njit(**bd.NO_ALLOC)
 def find_child(tree, node, move):
     """Return the child node reached from node by move, or -1 if it is not in the tree."""
     if tree.node_state[node] != EXPANDED:
@@ -515,7 +589,7 @@ class Search:
             allowed[p] = True
         if self.server is None:
             expand(tree, self.root, board, allowed, np.zeros(allowed.shape[0], np.float32),
-                   1 << 30, 2.0)
+                   1 << 30, 2.0, self.policy.patterns, np.int32(self.config.prior_eqex))
         else:
             try:
                 priors = self.server.evaluate_now([board])[0]
@@ -523,7 +597,7 @@ class Search:
                 log.exception("network evaluation of the root failed; uniform priors instead")
                 priors = np.zeros(allowed.shape[0], np.float32)
             expand(tree, self.root, board, allowed, priors, self.config.root_top_k,
-                   self.config.top_cumulative)
+                   self.config.top_cumulative, self.policy.patterns, np.int32(0))
 
     def _on_priors(self, tag, priors):
         """Server callback: expand the claimed leaf with the network's priors."""
@@ -532,7 +606,7 @@ class Search:
             priors = np.zeros(board.stones.shape[0], np.float32)
         allow_all = np.ones(board.stones.shape[0], np.bool_)
         fill_edges(self.tree, node, board, allow_all, priors, np.int64(self._params[P_TOP_K]),
-                   self._params[P_TOP_CUMULATIVE])
+                   self._params[P_TOP_CUMULATIVE], self.policy.patterns, np.int32(0))
 
     def _net_worker(self, board, rng, params, budget, stop):
         """One search thread with the network: numba steps, leaves handed to the server."""

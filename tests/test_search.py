@@ -5,7 +5,9 @@ import pytest
 
 from engine import board as bd
 from engine.game import Game
+from engine.patterns import pattern_table
 from engine.search import (C_EDGES, C_NODES, EXPANDED, Search, SearchConfig, find_child)
+from asciiboard import game_from_diagram
 
 
 def tree_nodes(search):
@@ -155,7 +157,8 @@ def test_amaf_credits_moves_the_mover_played_first_later():
     tree = new_tree(100, 1000)
     root = reset_tree(tree)
     allowed = np.ones(game.board.stones.shape[0], np.bool_)
-    expand(tree, root, game.board, allowed, np.zeros(allowed.shape[0], np.float32), 1000, 2.0)
+    expand(tree, root, game.board, allowed, np.zeros(allowed.shape[0], np.float32), 1000, 2.0,
+           pattern_table(), np.int32(0))
     first, count = tree.node_first[root], tree.node_count[root]
     edge_of = {game.vertex(int(tree.edge_move[e])): e for e in range(first, first + count)}
     a1, b2, c3 = (game.parse_vertex(v) for v in ("A1", "B2", "C3"))
@@ -170,3 +173,70 @@ def test_amaf_credits_moves_the_mover_played_first_later():
             for v, e in edge_of.items() if tree.edge_amaf_visits[e]}
     assert amaf == {"A1": (1, 2), "C3": (1, 2)}
     assert not first_color.any()
+
+
+def root_priors(game, eqex=10):
+    """Expand a fresh root for the side to move; return {vertex: (prior visits, half wins)}."""
+    from engine.search import expand, new_tree, reset_tree
+    tree = new_tree(10, 1000)
+    root = reset_tree(tree)
+    board = game.board
+    board.info[bd.TO_PLAY] = game.to_play
+    allowed = np.ones(board.stones.shape[0], np.bool_)
+    expand(tree, root, board, allowed, np.zeros(allowed.shape[0], np.float32), 1 << 30, 2.0,
+           pattern_table(), np.int32(eqex))
+    first, count = tree.node_first[root], tree.node_count[root]
+    return {game.vertex(int(tree.edge_move[e])):
+            (int(tree.edge_prior_visits[e]), int(tree.edge_prior_wins[e]))
+            for e in range(first, first + count)}
+
+
+def prior_rate(entry):
+    visits, half_wins = entry
+    return 0.5 * half_wins / visits
+
+
+def test_heuristic_prior_favours_capture_and_escape_and_punishes_self_atari():
+    # Black to play. B3 captures the white stone at B2; G4 takes the black stone at G5 out of
+    # atari; A9 connects to the black stone at B9 in atari and leaves the pair one liberty.
+    game = game_from_diagram("""
+        . X O . . . . . .
+        . O . . . . . . .
+        . . . . . . . . .
+        . . . . . . O . .
+        . . . . . O X O .
+        . . . . . . . . .
+        . . . . . . . . .
+        X O X . . . . . .
+        . X . . . . . . .
+    """)
+    priors = root_priors(game)
+    assert prior_rate(priors["B3"]) > 0.5
+    assert prior_rate(priors["G4"]) > 0.5
+    assert prior_rate(priors["A9"]) < 0.5
+    assert priors["E3"] == (10, 10)                # nothing applies to an empty area
+    assert all(v >= 10 and 0 <= w <= 2 * v for v, w in priors.values())
+
+
+def test_heuristic_prior_likes_nearness_to_the_last_move():
+    game = Game(9)
+    game.play(bd.BLACK, game.parse_vertex("E5"))
+    priors = root_priors(game)
+    assert prior_rate(priors["E6"]) > 0.5 and prior_rate(priors["F6"]) > 0.5
+    assert priors["A1"] == (10, 10)
+
+
+def test_heuristic_prior_on_big_boards_prefers_third_line_to_first_in_the_open():
+    priors = root_priors(Game(19))
+    assert prior_rate(priors["C10"]) > 0.5
+    assert prior_rate(priors["A10"]) < 0.5
+    assert priors["K10"] == (10, 10)
+
+
+def test_heuristic_priors_only_shape_selection_not_visit_counts():
+    config = SearchConfig(threads=2, seed=5, max_nodes=50_000, max_edges=2_000_000,
+                          prior_eqex=20)
+    search = Search(config, 9)
+    result = search.run(Game(9), 2000)
+    assert result.playouts == 2000
+    check_invariants(search, config.expand_visits, 2)
