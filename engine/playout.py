@@ -268,16 +268,18 @@ def nakade_point(b, last, region):
     bordered by stones of one colour only, or -1 (also when the shape has no unique one).
     region is int64 scratch of at least 8 entries."""
     w = b.info[WIDTH]
+    # The last move's stone borders every candidate region, so meeting the other colour
+    # rules a region out at once (most regions in open play end the search that way).
+    other = 3 - b.stones[last]
     for d in (-w, -1, 1, w):
         start = last + d
         if b.stones[start] != EMPTY:
             continue
         count = 1
         region[0] = start
-        border = 0
         i = 0
-        too_big = False
-        while i < count and not too_big:
+        rejected = False
+        while i < count and not rejected:
             q = region[i]
             i += 1
             for e in (-w, -1, 1, w):
@@ -291,13 +293,14 @@ def nakade_point(b, last, region):
                             break
                     if not seen:
                         if count == 7:
-                            too_big = True
+                            rejected = True
                             break
                         region[count] = t
                         count += 1
-                elif s == BLACK or s == WHITE:
-                    border |= s
-        if too_big or count < 3 or border == 3 or border == 0:
+                elif s == other:
+                    rejected = True
+                    break
+        if rejected or count < 3:
             continue
         best = -1
         best_links = -1
