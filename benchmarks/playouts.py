@@ -28,7 +28,8 @@ def _playouts_until(root, scratch, policy, rng, komi, deadline_flag, counter, sl
 
 
 def measure(size, threads, seconds, policy, komi=7.5, seed=1):
-    """Return the number of playouts `threads` threads finish in `seconds`."""
+    """Return the number of playouts `threads` threads finish in `seconds` and the process
+    CPU seconds spent meanwhile."""
     root = bd.new_board(size)
     flag = np.zeros(1, np.int64)
     counter = np.zeros(threads, np.int64)
@@ -39,13 +40,14 @@ def measure(size, threads, seconds, policy, komi=7.5, seed=1):
                                       komi,
                                       flag, counter, i))
                for i in range(threads)]
+    cpu_start = time.process_time()
     for w in workers:
         w.start()
     time.sleep(seconds)
     flag[0] = 1
     for w in workers:
         w.join()
-    return int(counter.sum())
+    return int(counter.sum()), time.process_time() - cpu_start
 
 
 def main(argv=None):
@@ -56,20 +58,22 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds per measurement")
     parser.add_argument("--policy", choices=("moggy", "uniform"), default="moggy",
                         help="default policy (moggy rules) or uniform random; default moggy")
+    parser.add_argument("--off", action="append", default=[],
+                        choices=("capture", "ko", "atari2", "nakade", "pattern"),
+                        help="switch one moggy rule off (repeatable), to see what it costs")
     args = parser.parse_args(argv)
     if args.threads < 1 or args.seconds <= 0 or not bd.MIN_SIZE <= args.size <= bd.MAX_SIZE:
         parser.error("need threads >= 1, seconds > 0 and a size in 2..25")
-    cpu_start = time.process_time()
-    policy = po.PolicyConfig().build() if args.policy == "moggy" else po.uniform_policy()
-    total = measure(args.size, args.threads, args.seconds, policy)
-    cpu = time.process_time() - cpu_start
-    result = {"benchmark": "playouts", "policy": args.policy, "size": args.size,
+    policy = (po.PolicyConfig(**{rule: 0.0 for rule in args.off}).build()
+              if args.policy == "moggy" else po.uniform_policy())
+    total, cpu = measure(args.size, args.threads, args.seconds, policy)
+    result = {"benchmark": "playouts", "policy": args.policy, "off": args.off, "size": args.size,
               "threads": args.threads, "seconds": args.seconds, "playouts": total,
               "playouts_per_second": round(total / args.seconds, 1),
               "per_thread": round(total / args.seconds / args.threads, 1),
               "playouts_per_cpu_second": round(total / max(cpu, 1e-9), 1)}
     if args.threads > 1:
-        single = measure(args.size, 1, args.seconds, policy)
+        single, _ = measure(args.size, 1, args.seconds, policy)
         result["single_thread_per_second"] = round(single / args.seconds, 1)
         result["speedup"] = round(total / max(single, 1), 2)
     print(json.dumps(result))
