@@ -100,6 +100,9 @@ def build_parser():
     p.add_argument("--rave-bias", type=float, default=SearchConfig.rave_bias,
                    help="RAVE (all-moves-as-first) blend: Silver's 4b^2; a negative value "
                         f"turns RAVE off; default {SearchConfig.rave_bias}")
+    p.add_argument("--symmetries", type=int, choices=(1, 8),
+                   help="network evaluations averaged over 1 or all 8 board symmetries; "
+                        "default 8 with --policy-only, 1 in the search")
     p.add_argument("--prior-eqex", type=non_negative_int, default=SearchConfig.prior_eqex,
                    help="without the network: playouts' worth of each heuristic prior "
                         "(capture, escape, pattern, nearness, self-atari, lines) given to new "
@@ -148,7 +151,8 @@ def load_evaluator(args):
         return None
     threads = max(1, (os.cpu_count() or 2) - args.threads)
     try:
-        return Policy(path, device=args.device, threads=threads)
+        symmetries = args.symmetries or (8 if args.policy_only else 1)
+        return Policy(path, device=args.device, threads=threads, symmetries=symmetries)
     except (WeightsError, OSError, RuntimeError) as exc:
         raise ValueError(f"cannot use weights {path}: {exc}") from None
 

@@ -29,6 +29,8 @@ def main(argv=None):
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--symmetries", type=int, choices=(1, 8), default=1,
+                   help="average the net over 1 or all 8 board symmetries (as --policy-only)")
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -57,9 +59,10 @@ def main(argv=None):
     with torch.inference_mode():
         for batch in nd.all_positions(records(), args.batch, cfg["heads"], cfg["rank"],
                                       cfg["edge"]):
-            logp, _ = model(torch.from_numpy(batch["x"]).to(device),
-                            torch.from_numpy(batch["mask"]).to(device))
-            c = accuracy_counts(logp[:, 0].float(),
+            logp, _ = nm.symmetric_forward(model, torch.from_numpy(batch["x"]).to(device),
+                                           torch.from_numpy(batch["mask"]).to(device),
+                                           args.symmetries)
+            c = accuracy_counts(logp.float(),
                                 torch.from_numpy(batch["targets"][:, 0]).to(device))
             h1, h5, nll, n = h1 + c[0], h5 + c[1], nll + c[2], n + c[3]
             print(f"\r{games} games {n} positions top1 {h1 / n:.4f} top5 {h5 / n:.4f} "
@@ -70,7 +73,8 @@ def main(argv=None):
         sys.exit("no positions in the given games")
     print(json.dumps({"top1": h1 / n, "top5": h5 / n, "nll": nll / n, "positions": n,
                       "games": games, "skipped": {k: v for k, v in stats.items() if k != "games"},
-                      "weights": args.weights, "split": args.split}))
+                      "weights": args.weights, "split": args.split,
+                      "symmetries": args.symmetries}))
 
 
 if __name__ == "__main__":

@@ -137,3 +137,36 @@ def test_default_weights_path_and_devices():
         with pytest.raises(ValueError, match="CUDA"):
             nm.resolve_device("cuda")
 
+
+
+def test_symmetry_averaged_priors_turn_with_the_board():
+    # The same game played in a rotated/reflected frame: averaging over the 8 symmetries makes
+    # the policy exactly equivariant, which a single untied evaluation is not.
+    rng = np.random.default_rng(4)
+    policy = nm.Policy(model=tiny(), device="cpu", bf16="off", symmetries=8)
+    plain = nm.Policy(model=policy.model, device="cpu", bf16="off")
+    n = 9
+    for k in (1, 4, 6):
+        game, turned = Game(n), Game(n)
+        for _ in range(12):
+            x, y = rng.integers(0, n, 2)
+            tx, ty = feat.transform_xy(int(x), int(y), k, n)
+            if game.is_legal(game.point(x, y), game.to_play):
+                game.play(game.to_play, game.point(x, y))
+                turned.play(turned.to_play, turned.point(tx, ty))
+        priors, own = policy.evaluate([game.board], ownership=True)
+        turned_priors, turned_own = policy.evaluate([turned.board], ownership=True)
+        np.testing.assert_allclose(priors.sum(), 1, rtol=1e-5)
+        moved = feat.transform_planes(priors.reshape(n, n), k).reshape(-1)
+        np.testing.assert_allclose(moved, turned_priors[0], atol=1e-6)
+        np.testing.assert_allclose(feat.transform_planes(own.reshape(n, n), k).reshape(-1),
+                                   turned_own[0], atol=1e-6)
+        single = plain.evaluate([game.board])
+        single_turned = plain.evaluate([turned.board])
+        assert not np.allclose(feat.transform_planes(single.reshape(n, n), k).reshape(-1),
+                               single_turned[0], atol=1e-6)
+
+
+def test_symmetries_must_be_one_or_eight():
+    with pytest.raises(ValueError, match="1 or 8"):
+        nm.Policy(model=tiny(), device="cpu", symmetries=4)
