@@ -1,6 +1,7 @@
 """Search tree memory: `python -m benchmarks.tree_memory --size 9 --nodes 100000`.
 
-Searches the empty board until the tree holds the requested number of nodes, then reports the
+Searches the empty board with the engine's default pools, one search with a budget of the
+requested number of nodes (the tree grows by one node per playout), then reports the
 bytes one node and one edge take in the pools, the average edges per expanded node, the bytes
 per node in use (node + its share of edges), and the process's resident memory. The last
 stdout line is one JSON object.
@@ -20,12 +21,11 @@ def main(argv=None):
     parser.add_argument("--nodes", type=int, default=100_000)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
-    config = SearchConfig(threads=args.threads, max_nodes=2 * args.nodes,
-                          max_edges=40 * args.nodes)
+    config = SearchConfig(threads=args.threads)
+    if args.nodes >= config.max_nodes:
+        parser.error(f"--nodes must be below the node pool size {config.max_nodes}")
     search = Search(config, args.size)
-    game = Game(args.size)
-    while search.tree.counters[C_NODES] < args.nodes:
-        search.run(game, 10_000)
+    search.run(Game(args.size), args.nodes)
     tree = search.tree
     node_fields = [f for f in Tree._fields if f.startswith("node_")]
     edge_fields = [f for f in Tree._fields if f.startswith("edge_")]
