@@ -13,7 +13,7 @@ import sys
 from engine import board as bd
 from engine.gtp import GtpEngine, run_gtp
 from engine.player import Player, PlayerConfig
-from engine.search import SearchConfig
+from engine.search import MAX_PRIOR_EQEX, SearchConfig
 
 
 def positive_int(text):
@@ -45,6 +45,14 @@ def non_negative_int(text):
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def prior_playouts(text):
+    """argparse type: an integer in 0..MAX_PRIOR_EQEX (prior wins and visits are int32)."""
+    value = non_negative_int(text)
+    if value > MAX_PRIOR_EQEX:
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_PRIOR_EQEX}, got {value}")
     return value
 
 
@@ -96,14 +104,16 @@ def build_parser():
                    help="playouts used to judge dead stones for final_score and "
                         "final_status_list; default 1000")
     p.add_argument("--uct-c", type=non_negative, default=SearchConfig.uct_c,
-                   help=f"UCB1 exploration constant; default {SearchConfig.uct_c}")
+                   help="UCB1 exploration constant (a move's heuristic prior playouts count "
+                        "in its visits, not in its parent's, as in Pachi); "
+                        f"default {SearchConfig.uct_c}")
     p.add_argument("--rave-bias", type=float, default=SearchConfig.rave_bias,
                    help="RAVE (all-moves-as-first) blend: Silver's 4b^2; a negative value "
                         f"turns RAVE off; default {SearchConfig.rave_bias}")
     p.add_argument("--symmetries", type=int, choices=(1, 8),
                    help="network evaluations averaged over 1 or all 8 board symmetries; "
                         "default 8 with --policy-only, 1 in the search")
-    p.add_argument("--prior-eqex", type=non_negative_int, default=SearchConfig.prior_eqex,
+    p.add_argument("--prior-eqex", type=prior_playouts, default=SearchConfig.prior_eqex,
                    help="without the network: playouts' worth of each heuristic prior "
                         "(capture, escape, pattern, nearness, self-atari, lines) given to new "
                         f"tree moves; 0 turns them off; default {SearchConfig.prior_eqex}")

@@ -64,6 +64,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.threads < 1 or args.seconds <= 0 or not bd.MIN_SIZE <= args.size <= bd.MAX_SIZE:
         parser.error("need threads >= 1, seconds > 0 and a size in 2..25")
+    if args.off and args.policy != "moggy":
+        parser.error("--off switches moggy rules off; it needs --policy moggy")
     policy = (po.PolicyConfig(**{rule: 0.0 for rule in args.off}).build()
               if args.policy == "moggy" else po.uniform_policy())
     total, cpu = measure(args.size, args.threads, args.seconds, policy)

@@ -268,9 +268,12 @@ def nakade_point(b, last, region):
     bordered by stones of one colour only, or -1 (also when the shape has no unique one).
     region is int64 scratch of at least 8 entries."""
     w = b.info[WIDTH]
+    own = b.stones[last]
+    if own != BLACK and own != WHITE:
+        return -1
     # The last move's stone borders every candidate region, so meeting the other colour
     # rules a region out at once (most regions in open play end the search that way).
-    other = 3 - b.stones[last]
+    other = 3 - own
     for d in (-w, -1, 1, w):
         start = last + d
         if b.stones[start] != EMPTY:

@@ -52,6 +52,9 @@ Tree = namedtuple("Tree", [
     "edge_child",    # int32[edges]: node reached by the move, -1 until first visited
     "counters",      # int64[4]: nodes used, edges used, playouts done, playouts claimed
 ])
+# Heuristic prior playouts are stored as int32 half-points (up to 9 x eqex): keep them far
+# from overflow.
+MAX_PRIOR_EQEX = 1_000_000
 
 
 @dataclass

@@ -193,8 +193,9 @@ def symmetric_forward(model, x, mask, symmetries=1):
                        for k in range(symmetries)])
     logp, own = model(xs.contiguous(), masks.contiguous())
     probs = _turn_back(logp[:, 0].float().exp(), symmetries, n)
-    return probs.clamp_min(1e-30).log(), (None if own is None
-                                          else _turn_back(own.float(), symmetries, n))
+    # Illegal points stay at probability 0 (log -inf), as with one symmetry.
+    own = None if own is None else _turn_back(own.float(), symmetries, n)
+    return probs.masked_fill(~mask.bool(), 0.0).log(), own
 
 
 def _turn(t, k):

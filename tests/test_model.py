@@ -161,6 +161,11 @@ def test_symmetry_averaged_priors_turn_with_the_board():
         np.testing.assert_allclose(moved, turned_priors[0], atol=1e-6)
         np.testing.assert_allclose(feat.transform_planes(own.reshape(n, n), k).reshape(-1),
                                    turned_own[0], atol=1e-6)
+        # In one batch each position gets its own averaged policy back, in order.
+        both = policy.evaluate([game.board, turned.board])
+        np.testing.assert_allclose(both, np.concatenate([priors, turned_priors]), atol=1e-6)
+        occupied = [i for i in range(n * n) if game.color_at(game.point(i % n, i // n))]
+        assert occupied and not priors[0, occupied].any()
         single = plain.evaluate([game.board])
         single_turned = plain.evaluate([turned.board])
         assert not np.allclose(feat.transform_planes(single.reshape(n, n), k).reshape(-1),

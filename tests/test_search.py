@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from engine import board as bd
+from engine import playout as po
 from engine.game import Game
 from engine.patterns import pattern_table
 from engine.search import (C_EDGES, C_NODES, EXPANDED, Search, SearchConfig, find_child)
@@ -218,11 +219,38 @@ def test_heuristic_prior_favours_capture_and_escape_and_punishes_self_atari():
     assert all(v >= 10 and 0 <= w <= 2 * v for v, w in priors.values())
 
 
+def test_selection_at_a_fresh_node_follows_the_heuristic_prior():
+    from engine.search import expand, new_tree, reset_tree, select_edge
+    game = game_from_diagram("""
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . O . .
+        . . . . . O X O .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+    """)
+    tree = new_tree(10, 1000)
+    root = reset_tree(tree)
+    board = game.board
+    board.info[bd.TO_PLAY] = bd.BLACK
+    allowed = np.ones(board.stones.shape[0], np.bool_)
+    expand(tree, root, board, allowed, np.zeros(allowed.shape[0], np.float32), 1 << 30, 2.0,
+           pattern_table(), np.int32(10))
+    params = SearchConfig(noise=0.0, rave_bias=-1.0).as_array(7.0)
+    edge = select_edge(tree, root, params, po.new_rng(1))
+    assert game.vertex(int(tree.edge_move[edge])) == "G4"   # the only way out of the atari
+
+
 def test_heuristic_prior_likes_nearness_to_the_last_move():
     game = Game(9)
     game.play(bd.BLACK, game.parse_vertex("E5"))
     priors = root_priors(game)
     assert prior_rate(priors["E6"]) > 0.5 and prior_rate(priors["F6"]) > 0.5
+    assert prior_rate(priors["C5"]) > 0.5                     # Manhattan distance 2
+    assert priors["B5"] == (10, 10)                           # distance 3 is not near
     assert priors["A1"] == (10, 10)
 
 
