@@ -150,6 +150,8 @@ def load_evaluator(args):
     if args.net == "none":
         if args.policy_only:
             raise ValueError("--policy-only needs the network; drop --net none")
+        if args.symmetries is not None:
+            raise ValueError("--symmetries sets how the network is evaluated; drop --net none")
         return None
     # Busy-waiting OpenMP threads starve the search threads on a small machine.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -141,3 +141,12 @@ def test_cleanup_captures_dead_stones_before_passing():
         game.play(bd.WHITE, bd.PASS)
     assert game.color_at(game.parse_vertex("B5")) != bd.WHITE
     assert p.genmove(game, bd.BLACK, cleanup=True) == bd.PASS
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--net", "none", "--policy-only"], "--policy-only needs the network"),
+    (["--net", "none", "--symmetries", "8"], "--symmetries sets how the network"),
+])
+def test_network_flags_without_the_network_are_refused(flags, message, capsys):
+    assert gtp_main.main(flags) == 2
+    assert message in capsys.readouterr().err
