@@ -176,8 +176,9 @@ def test_amaf_credits_moves_the_mover_played_first_later():
     assert not first_color.any()
 
 
-def root_priors(game, eqex=10):
-    """Expand a fresh root for the side to move; return {vertex: (prior visits, half wins)}."""
+def expanded_root(game, eqex=10):
+    """Return (tree, root): a fresh root for the side to move, expanded without a network
+    and with heuristic priors worth eqex playouts."""
     from engine.search import expand, new_tree, reset_tree
     tree = new_tree(10, 1000)
     root = reset_tree(tree)
@@ -186,6 +187,12 @@ def root_priors(game, eqex=10):
     allowed = np.ones(board.stones.shape[0], np.bool_)
     expand(tree, root, board, allowed, np.zeros(allowed.shape[0], np.float32), 1 << 30, 2.0,
            pattern_table(), np.int32(eqex))
+    return tree, root
+
+
+def root_priors(game, eqex=10):
+    """Expand a fresh root for the side to move; return {vertex: (prior visits, half wins)}."""
+    tree, root = expanded_root(game, eqex)
     first, count = tree.node_first[root], tree.node_count[root]
     return {game.vertex(int(tree.edge_move[e])):
             (int(tree.edge_prior_visits[e]), int(tree.edge_prior_wins[e]))
@@ -220,7 +227,7 @@ def test_heuristic_prior_favours_capture_and_escape_and_punishes_self_atari():
 
 
 def test_selection_at_a_fresh_node_follows_the_heuristic_prior():
-    from engine.search import expand, new_tree, reset_tree, select_edge
+    from engine.search import select_edge
     game = game_from_diagram("""
         . . . . . . . . .
         . . . . . . . . .
@@ -232,13 +239,7 @@ def test_selection_at_a_fresh_node_follows_the_heuristic_prior():
         . . . . . . . . .
         . . . . . . . . .
     """)
-    tree = new_tree(10, 1000)
-    root = reset_tree(tree)
-    board = game.board
-    board.info[bd.TO_PLAY] = bd.BLACK
-    allowed = np.ones(board.stones.shape[0], np.bool_)
-    expand(tree, root, board, allowed, np.zeros(allowed.shape[0], np.float32), 1 << 30, 2.0,
-           pattern_table(), np.int32(10))
+    tree, root = expanded_root(game)
     params = SearchConfig(noise=0.0, rave_bias=-1.0).as_array(7.0)
     edge = select_edge(tree, root, params, po.new_rng(1))
     assert game.vertex(int(tree.edge_move[edge])) == "G4"   # the only way out of the atari
