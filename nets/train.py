@@ -45,6 +45,8 @@ def parse_args(argv=None):
     p.add_argument("--out", required=True, help="weights file to write (best validation NLL)")
     p.add_argument("--run-dir", help="checkpoint and log directory (default runs/<out name>)")
     p.add_argument("--resume", action="store_true", help="continue from RUN/ckpt.pt")
+    p.add_argument("--init", metavar="WEIGHTS", help="start from a weights file's network (its "
+                   "config; fresh optimiser and schedule; samples counted on from its meta)")
     p.add_argument("--steps", type=int, default=100000)
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--lr", type=float, default=0.05)
@@ -175,6 +177,7 @@ def main(argv=None):
     if main_rank:
         os.makedirs(run_dir, exist_ok=True)
 
+    init_name = os.path.basename(args.init) if args.init else None
     overrides = {k: v for k, v in (("width", args.width), ("depth", args.depth),
                                    ("heads", args.heads)) if v is not None}
     if args.width is not None:
@@ -186,6 +189,16 @@ def main(argv=None):
 
     step, samples, wall, best, plateau_scale, stale = 0, 0, 0.0, float("inf"), 1.0, 0
     ckpt = None
+    init = None
+    if args.init and args.resume:
+        sys.exit("--init and --resume exclude each other: --resume continues RUN/ckpt.pt")
+    if args.init:
+        try:
+            init = nm.read_weights(args.init)
+        except nm.WeightsError as e:
+            sys.exit(f"--init: {e}")
+        config = init["config"]
+        samples = int(init.get("meta", {}).get("samples", 0))
     if args.resume:
         if not os.path.exists(ckpt_path):
             sys.exit(f"--resume: no checkpoint at {ckpt_path}")
@@ -193,10 +206,13 @@ def main(argv=None):
         config = ckpt["config"]
         step, samples, wall = ckpt["step"], ckpt["samples"], ckpt["wall"]
         best, plateau_scale, stale = ckpt["best"], ckpt["plateau_scale"], ckpt["stale"]
+        init_name = ckpt.get("init")
 
     model = nm.PolicyNet(config)
     if ckpt is not None:
         model.load_state_dict(ckpt["model"])
+    elif init is not None:
+        model.load_state_dict(init["state_dict"])
     model.to(device).to(memory_format=torch.channels_last).train()
     decay = [p for n, p in model.named_parameters() if p.ndim > 1]
     no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
@@ -237,7 +253,7 @@ def main(argv=None):
     def save_checkpoint():
         state = {"config": config, "model": model.state_dict(), "optimizer": opt.state_dict(),
                  "step": step, "samples": samples, "wall": wall, "best": best,
-                 "plateau_scale": plateau_scale, "stale": stale}
+                 "plateau_scale": plateau_scale, "stale": stale, "init": init_name}
         tmp = ckpt_path + ".tmp"
         torch.save(state, tmp)
         os.replace(tmp, ckpt_path)
@@ -251,6 +267,7 @@ def main(argv=None):
             best = metrics["val_nll"]
             stale = 0
             meta = {"step": step, "samples": samples, "wall_seconds": round(wall, 1),
+                    **({"init": init_name} if init_name else {}),
                     "train_data": [os.path.basename(p.rstrip("/")) for p in args.data],
                     "split": f"crc32(game file name) % {args.val_mod} != 0",
                     "date": time.strftime("%Y-%m-%d %H:%M:%S"), **metrics}

@@ -164,3 +164,33 @@ def test_training_smoke_checkpoint_and_resume(corpus, tmp_path):
     lines = [json.loads(line) for line in open(os.path.join(run, "log.jsonl"))]
     assert any("val_top1" in r for r in lines) and any("loss" in r for r in lines)
     assert max(r["step"] for r in lines) == 6
+
+
+def test_training_from_init_weights_starts_from_that_network(corpus, tmp_path):
+    base = str(tmp_path / "base.pt")
+    common = ["--data", str(corpus / "games.tar.gz"), "--batch", "16", "--workers", "0",
+              "--threads", "1", "--val-positions", "64", "--ckpt-minutes", "0",
+              "--val-minutes", "0", "--log-every", "2", "--warmup", "2", "--bf16", "off",
+              "--pool", "4", "--val-mod", "3"]
+    nt.main(common + ["--config", "tiny", "--width", "8", "--out", base,
+                      "--run-dir", str(tmp_path / "base"), "--steps", "2"])
+    tuned = str(tmp_path / "tuned.pt")
+    # The config comes from the init file: --config cpu here would otherwise build another net.
+    nt.main(common + ["--config", "cpu", "--init", base, "--out", tuned,
+                      "--run-dir", str(tmp_path / "tuned"), "--steps", "2", "--lr", "0"])
+    base_model, _ = nm.load_model(base)
+    tuned_model, meta = nm.load_model(tuned)
+    assert tuned_model.config == base_model.config
+    for (name, a), b in zip(base_model.state_dict().items(), tuned_model.state_dict().values()):
+        if "running" not in name and "num_batches" not in name:
+            assert torch.equal(a, b), name
+    assert meta["init"] == "base.pt"
+    ckpt = torch.load(str(tmp_path / "tuned" / "ckpt.pt"), weights_only=True)
+    base_samples = nm.read_weights(base)["meta"]["samples"]
+    assert ckpt["samples"] == base_samples + 32 and ckpt["init"] == "base.pt"
+    with pytest.raises(SystemExit, match="exclude"):
+        nt.main(common + ["--init", base, "--resume", "--out", tuned,
+                          "--run-dir", str(tmp_path / "tuned"), "--steps", "4"])
+    with pytest.raises(SystemExit, match="--init"):
+        nt.main(common + ["--init", str(tmp_path / "missing.pt"), "--out", tuned,
+                          "--run-dir", str(tmp_path / "other"), "--steps", "2"])
