@@ -17,12 +17,29 @@ from engine import board as bd
 from engine import sgf
 from engine.game import Game, IllegalMove, Rules, color_from_text, handicap_points
 from engine.player import RESIGN, Clock, TimeControl, cpu_seconds, score_text
+from engine.search import PV_CHILDREN
 
 log = logging.getLogger("gtp")
 
 NAME = "darkgo"
 VERSION = "0.1.0"
 MAX_LINE = 4096
+
+# Playouts one lz-analyze may run before it stops by itself: hours of analysis, far from the
+# int32 visit and half-point win counters' overflow.
+ANALYSIS_PLAYOUTS = 100_000_000
+
+
+class _InputArrived:
+    """A stop event for a search that is set as soon as the next command line is waiting."""
+
+    def __init__(self, pending):
+        self.pending = pending
+
+    def is_set(self):
+        return not self.pending.empty()
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _ID = re.compile(r"\s*(\d+)\s")
 
@@ -300,10 +317,10 @@ class GtpEngine:
                         args[0], args[1])
         return ""
 
-    def _generate(self, args, cleanup=False, commit=True):
+    def _generate(self, args, cleanup=False, commit=True, progress=None):
         self._expect(args, 1)
         color = self._color(args[0])
-        point = self.player.genmove(self.game, color, cleanup=cleanup)
+        point = self.player.genmove(self.game, color, cleanup=cleanup, progress=progress)
         if point == RESIGN:
             self.game.to_play = color
             return "resign"
@@ -490,41 +507,65 @@ class GtpEngine:
                                  for x in range(self.game.size)))
         return "\n" + "\n".join(rows)
 
-    def cmd_lz_dash_analyze(self, args, out=None, cmd_id=""):
-        """lz-analyze [color] [interval]: stream 'info move ...' lines until the next command."""
-        color, interval = self.game.to_play, 100
+    def _analyze_args(self, args, color=None):
+        """Return (color, interval in centiseconds) from Leela Zero's analysis arguments
+        '[color] [interval] N'; color defaults to the side to move, the interval to 1 s."""
         rest = list(args)
-        if rest and rest[0].lower() in ("b", "w", "black", "white"):
-            color = self._color(rest.pop(0))
+        if color is None:
+            color = self.game.to_play
+            if rest and rest[0].lower() in ("b", "w", "black", "white"):
+                color = self._color(rest.pop(0))
+        interval = 100
         if rest and rest[0] == "interval":
             rest.pop(0)
         if rest:
             interval = self._int(rest.pop(0))
-        interval = max(interval, 1)
+        return color, max(interval, 1)
+
+    def cmd_lz_dash_analyze(self, args, out=None, cmd_id=""):
+        """lz-analyze [color] [interval]: search and stream 'info move ...' lines every
+        interval until the next command arrives."""
+        color, interval = self._analyze_args(args)
         out.write(f"={cmd_id}\n")
         out.flush()
         self.game.to_play = color
-        stop = threading.Event()
-        player = self.player
-        per_round = max(50, player.config.rollouts // 10)
-        total = 0
-        while self.pending.empty() and total < 20 * max(player.config.rollouts, 1):
-            result = player.search.run(self.game, per_round, seconds=interval / 100.0,
-                                       stop_event=stop)
-            total += max(result.playouts, 1)
-            out.write(self._lz_info(result) + "\n")
-            out.flush()
+        self.player.search.run(self.game, ANALYSIS_PLAYOUTS,
+                               stop_event=_InputArrived(self.pending),
+                               progress=(interval / 100.0, self._info_writer(out)))
         out.write("\n")
+        out.flush()
+
+    def _info_writer(self, out):
+        """Return a search progress callback that writes the result as one info line."""
+        def report(result):
+            line = self._lz_info(result)
+            if line:    # an empty line would end the response
+                out.write(line + "\n")
+                out.flush()
+        return report
+
+    def cmd_lz_dash_genmove_analyze(self, args, out=None, cmd_id=""):
+        """lz-genmove_analyze color [interval]: genmove that streams 'info move ...' lines
+        while it searches and ends with 'play VERTEX' (or 'play resign')."""
+        if not args:
+            raise GtpError("syntax error")
+        color = self._color(args[0])
+        _, interval = self._analyze_args(args[1:], color)
+        out.write(f"={cmd_id}\n")
+        out.flush()
+        move = self._generate([args[0]], progress=(interval / 100.0, self._info_writer(out)))
+        out.write(f"play {move}\n\n")
         out.flush()
 
     def _lz_info(self, result):
         parts = []
-        for order, m in enumerate(result.children[:10]):
+        for order, m in enumerate(result.children[:PV_CHILDREN]):
             if m.visits == 0:
                 break
+            pv = " ".join(self.game.vertex(p) for p in m.pv)
             parts.append(f"info move {self.game.vertex(m.point)} visits {m.visits} "
                          f"winrate {int(m.winrate * 10000)} prior {int(m.prior * 10000)} "
-                         f"order {order} pv {self.game.vertex(m.point)}")
+                         f"order {order} pv {pv}")
         return " ".join(parts)
 
 

@@ -185,11 +185,12 @@ class Player:
         score = bd.area_score(board_without(game, dead), game.rules.komi)
         return score if color == bd.BLACK else -score
 
-    def genmove(self, game, color, cleanup=False, stop_event=None):
+    def genmove(self, game, color, cleanup=False, stop_event=None, progress=None):
         """Return the point to play for color, bd.PASS or RESIGN (the game is not changed).
 
         Passes when the opponent passed and passing wins by area after dead-stone removal;
         with cleanup (kgs-genmove_cleanup) it first captures every stone it thinks dead.
+        progress is handed to Search.run (periodic results while the search runs).
         """
         game.to_play = color
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
@@ -206,7 +207,7 @@ class Player:
         if self.config.policy_only:
             return self._network_move(game, color)
         seconds = self.move_seconds(game, color)
-        result = self.search.run(game, self.config.rollouts, seconds, stop_event)
+        result = self.search.run(game, self.config.rollouts, seconds, stop_event, progress)
         self.last_result = result
         best = result.best
         if best is None:

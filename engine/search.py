@@ -505,13 +505,21 @@ def find_child(tree, node, move):
     return -1
 
 
+# Root children given a principal variation in a SearchResult, and its longest length.
+PV_CHILDREN = 10
+PV_MAX_MOVES = 20
+
+
 @dataclass
 class MoveStats:
-    """One root child: its move, visits, win rate for the mover and prior."""
+    """One root child: its move, visits, win rate for the mover, prior, and the principal
+    variation that starts with it (most visited replies; empty beyond the PV_CHILDREN
+    most visited children)."""
     point: int
     visits: int
     winrate: float
     prior: float
+    pv: list = field(default_factory=list)
 
 
 @dataclass
@@ -632,9 +640,12 @@ class Search:
                 self.server.submit((int(request[0]) - 1, leaf), leaf)
                 leaf = bd.copy_board(board)
 
-    def run(self, game, playouts, seconds=None, stop_event=None):
+    def run(self, game, playouts, seconds=None, stop_event=None, progress=None):
         """Search the game's position for up to `playouts` new playouts (and `seconds` of wall
-        time, if given, and until stop_event is set); return a SearchResult."""
+        time, if given, and until stop_event is set); return a SearchResult.
+
+        progress, if given, is (interval in seconds, callback): the callback gets the
+        SearchResult so far every interval while the search runs (for analysis output)."""
         started = time.perf_counter()
         board = bd.copy_board(game.board)
         board.info[bd.TO_PLAY] = game.to_play
@@ -659,9 +670,14 @@ class Search:
         for t in threads:
             t.start()
         deadline = None if seconds is None else started + seconds
+        next_report = None if progress is None else started + progress[0]
         while any(t.is_alive() for t in threads):
-            if deadline is not None and time.perf_counter() >= deadline:
+            now = time.perf_counter()
+            if deadline is not None and now >= deadline:
                 stop[0] = 1
+            if next_report is not None and now >= next_report:
+                progress[1](self.result(game, now - started))
+                next_report = now + progress[0]
             if stop_event is not None and stop_event.is_set():
                 stop[0] = 1
             for t in threads:
@@ -670,6 +686,24 @@ class Search:
             dropped = self.server.cancel_pending()
             release_claims(tree, np.array([node for node, _ in dropped], np.int64))
         return self.result(game, time.perf_counter() - started)
+
+    def principal_variation(self, move):
+        """Return the root move followed by the most visited reply at each node below it,
+        while such a reply has been visited (at most PV_MAX_MOVES moves)."""
+        tree = self.tree
+        pv = [move]
+        node = find_child(tree, self.root, move)
+        while 0 <= node and tree.node_state[node] == EXPANDED and len(pv) < PV_MAX_MOVES:
+            first = tree.node_first[node]
+            count = tree.node_count[node]
+            if count == 0:
+                break
+            e = first + int(np.argmax(tree.edge_visits[first:first + count]))
+            if tree.edge_visits[e] == 0:
+                break
+            pv.append(int(tree.edge_move[e]))
+            node = tree.edge_child[e]
+        return pv
 
     def result(self, game, seconds=0.0):
         """Return the root's statistics as a SearchResult."""
@@ -683,6 +717,9 @@ class Search:
                 winrate = 0.5 * tree.edge_wins[e] / visits if visits else 0.0
                 children.append(MoveStats(move, visits, winrate, float(tree.edge_prior[e])))
         children.sort(key=lambda m: (m.visits, m.winrate), reverse=True)
+        for m in children[:PV_CHILDREN]:
+            if m.visits > 0:
+                m.pv = self.principal_variation(m.point)
         total = sum(m.visits for m in children)
         winrate = sum(m.winrate * m.visits for m in children) / total if total else 0.5
         return SearchResult(children, int(tree.counters[C_PLAYOUTS_DONE]), winrate, seconds)

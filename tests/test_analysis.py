@@ -1,0 +1,104 @@
+"""Analysis output for GUIs: principal variations, lz-analyze and lz-genmove_analyze (the
+Leela Zero commands that Lizzie and Sabaki speak)."""
+import io
+import threading
+
+import gtp_main
+from engine import board as bd
+from engine.game import Game
+from engine.search import PV_CHILDREN, Search, SearchConfig
+
+
+
+def parse_info(line):
+    """Return [(move, visits, winrate, pv list)] of one 'info move ...' line."""
+    assert line.startswith("info move ")
+    entries = []
+    for chunk in line[len("info move "):].split(" info move "):
+        tokens = chunk.split()
+        assert tokens[1::2][:4] == ["visits", "winrate", "prior", "order"] and tokens[9] == "pv"
+        entries.append((tokens[0], int(tokens[2]), int(tokens[4]), tokens[10:]))
+    return entries
+
+
+def engine(*flags):
+    args = ["--rollouts", "400", "--seed", "3", "--boardsize", "9", "--komi", "7",
+            "--net", "none", *flags]
+    return gtp_main.build_engine(gtp_main.build_parser().parse_args(args))
+
+
+def replays_legally(game, vertices, color):
+    """Return True when the vertices can be played in turn from color on a copy of game."""
+    trial = Game(game.size)
+    for c, p in game.moves:
+        trial.play(c, p)
+    for v in vertices:
+        point = trial.parse_vertex(v)
+        if not trial.is_legal(point, color):
+            return False
+        trial.play(color, point)
+        color = 3 - color
+    return True
+
+
+def test_principal_variation_follows_the_most_visited_replies():
+    game = Game(9)
+    search = Search(SearchConfig(seed=5), 9)
+    result = search.run(game, 3000)
+    best = result.best
+    assert best.pv[0] == best.point and len(best.pv) >= 3
+    board = bd.copy_board(game.board)
+    color = bd.BLACK
+    for p in best.pv:
+        assert bd.is_legal(board, p, color)
+        bd.play(board, p, color)
+        color = 3 - color
+    with_pv = [m for m in result.children if m.pv]
+    assert 0 < len(with_pv) <= PV_CHILDREN
+    assert all(m.pv[0] == m.point for m in with_pv)
+
+
+def test_lz_analyze_streams_info_lines_until_the_next_command():
+    e = engine()
+    e.handle_line("play b E5\n", io.StringIO())
+    e.player.search.run(e.game, 10)      # compiled before the clock starts
+    out = io.StringIO()
+    next_command = threading.Timer(1.5, e.pending.put, args=("name\n",))
+    next_command.start()
+    e.handle_line("7 lz-analyze w 10\n", out)
+    next_command.join()
+    text = out.getvalue()
+    assert text.startswith("=7\n") and text.endswith("\n\n")
+    lines = text[len("=7\n"):-2].split("\n")
+    assert lines
+    for line in lines:
+        for move, visits, winrate, pv in parse_info(line):
+            assert visits > 0 and 0 <= winrate <= 10000
+            assert pv[0] == move
+            assert replays_legally(e.game, pv, bd.WHITE)
+    assert max(len(pv) for _, _, _, pv in parse_info(lines[-1])) >= 3
+    assert len(e.game.moves) == 1         # analysis leaves the game as it was
+
+
+def test_lz_genmove_analyze_streams_then_plays_the_move():
+    e = engine("--rollouts", "4000")
+    out = io.StringIO()
+    e.handle_line("lz-genmove_analyze b 1\n", out)
+    text = out.getvalue()
+    assert text.startswith("=\n") and text.endswith("\n\n")
+    lines = text[2:-2].split("\n")
+    assert lines[-1].startswith("play ")
+    assert any(line.startswith("info move ") for line in lines[:-1])
+    assert len(e.game.moves) == 1
+    color, point = e.game.moves[0]
+    assert color == bd.BLACK and lines[-1] == f"play {e.game.vertex(point)}"
+
+
+def test_lz_genmove_analyze_refuses_bad_arguments_and_keeps_the_game():
+    e = engine()
+    for command in ("lz-genmove_analyze", "lz-genmove_analyze x 10",
+                    "lz-genmove_analyze b ten"):
+        out = io.StringIO()
+        e.handle_line(command + "\n", out)
+        assert out.getvalue() == "? syntax error\n\n"
+    assert not e.game.moves
