@@ -15,6 +15,8 @@ from engine.search import Search, SearchConfig
 
 RESIGN = -2
 RESIGN_AFTER = 3      # searches in a row below the resign threshold before resigning
+CONTESTED = 0.6       # a stone whose mean playout ownership is nearer 0 is still fought over
+PASSES_BEFORE_GIVING_UP = 3   # opponent passes in a row after which an open fight is let be
 
 
 @dataclass
@@ -68,6 +70,18 @@ class Ownership:
             if (c == bd.BLACK and self.mean[p] < 0) or (c == bd.WHITE and self.mean[p] > 0):
                 dead.append(p)
         return dead
+
+
+def _passes_in_a_row(game, color):
+    """Return how many of color's last moves in a row were passes."""
+    count = 0
+    for mover, point in reversed(game.moves):
+        if mover != color:
+            continue
+        if point != bd.PASS:
+            break
+        count += 1
+    return count
 
 
 def board_without(game, points):
@@ -188,13 +202,15 @@ class Player:
     def genmove(self, game, color, cleanup=False, stop_event=None, progress=None):
         """Return the point to play for color, bd.PASS or RESIGN (the game is not changed).
 
-        Passes when the opponent passed and passing wins by area after dead-stone removal;
-        with cleanup (kgs-genmove_cleanup) it first captures every stone it thinks dead.
+        Passes when the opponent passed, no fight is left open (see _fight_open) and
+        passing wins by area after dead-stone removal; with cleanup (kgs-genmove_cleanup) it
+        first captures every stone it thinks dead.
         progress is handed to Search.run (periodic results while the search runs).
         """
         game.to_play = color
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
-        if opponent_passed and not cleanup and self.score_for(game, color) > 0:
+        if (opponent_passed and not cleanup and self.score_for(game, color) > 0
+                and not self._fight_open(game, color)):
             return bd.PASS
         if cleanup:
             dead = [p for p in self.ownership(game).dead_points(game)
@@ -265,6 +281,26 @@ class Player:
         self._hopeless_searches = self._hopeless_searches + 1 if hopeless else 0
         return (len(game.moves) >= self._min_resign_moves(game)
                 and self._hopeless_searches >= RESIGN_AFTER)
+
+    def _fight_open(self, game, color):
+        """Return True when some stone outside seki has an owner in too few playouts
+        (|mean ownership| < CONTESTED), unless the opponent has already passed
+        PASSES_BEFORE_GIVING_UP times in a row.
+
+        Such a fight (a semeai the playouts split on) makes the dead-stone estimate a guess
+        that the opponent's referee may judge the other way, so we play it out instead of
+        passing; an opponent that keeps passing sees nothing to fight over, and a fight the
+        playouts never resolve must not keep the game going for ever.
+        """
+        if _passes_in_a_row(game, 3 - color) >= PASSES_BEFORE_GIVING_UP:
+            return False
+        own = self.ownership(game)
+        contested = [p for p in game.on_board_points()
+                     if game.color_at(p) != bd.EMPTY and abs(own.mean[p]) < CONTESTED]
+        if not contested:
+            return False
+        seki = set(seki_points(game, own.dead_points(game)))
+        return any(p not in seki for p in contested)
 
     def _settled(self, game, color):
         """Return True when every empty point is firmly owned or dame and passing still wins."""

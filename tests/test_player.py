@@ -60,6 +60,34 @@ def test_passes_after_opponent_pass_when_passing_wins():
     assert p.genmove(game, bd.WHITE) == bd.PASS
 
 
+def test_does_not_pass_after_opponent_pass_with_a_fight_unsettled():
+    # From a match game: white's lower-left chain (3 liberties) and black's B1-B2 (3
+    # liberties) share two; the playouts split on the semeai (white keeps it about 2 times in
+    # 3), so passing "won" by the dead-stone estimate, while GNU Go's referee scored white's
+    # chain dead: B+22.
+    game = game_from_diagram("""
+        . . . . . X X O .
+        . . . . X X O . .
+        . X X X . X O O .
+        X . . . X X X O .
+        . X . X X X O X .
+        O X X O X O O O .
+        . O O O X X O . .
+        O X . O O X O . .
+        . X . O X X O . .
+        """, komi=7)
+    game.play(bd.BLACK, bd.PASS)
+    p = player()
+    assert p.score_for(game, bd.WHITE) > 0      # the estimate alone would pass
+    assert p.genmove(game, bd.WHITE) != bd.PASS
+    # An opponent that passes again and again sees no fight: then the estimate decides.
+    for vertex in ("J1", "J2"):                 # moves inside white's own area
+        game.play(bd.WHITE, game.parse_vertex(vertex))
+        game.play(bd.BLACK, bd.PASS)
+    assert p.score_for(game, bd.WHITE) > 0
+    assert p.genmove(game, bd.WHITE) == bd.PASS
+
+
 def test_dead_stone_inside_territory_is_removed_for_the_score():
     game = game_from_diagram("""
         . . . X . O . . .
