@@ -13,6 +13,7 @@ import sys
 from engine import board as bd
 from engine.gtp import GtpEngine, run_gtp
 from engine.player import Player, PlayerConfig
+from engine.playout import PolicyConfig
 from engine.search import MAX_PRIOR_EQEX, SearchConfig
 
 
@@ -117,6 +118,10 @@ def build_parser():
                    help="without the network: playouts' worth of each heuristic prior "
                         "(capture, escape, pattern, nearness, self-atari, lines) given to new "
                         f"tree moves; 0 turns them off; default {SearchConfig.prior_eqex}")
+    p.add_argument("--lgrf", type=fraction, default=PolicyConfig.reply,
+                   help="playouts: probability of playing the last good reply (with "
+                        "forgetting) to the last two moves or the last move, learnt from "
+                        f"earlier playouts; 0 turns it off; default {PolicyConfig.reply}")
     p.add_argument("--max-nodes", type=positive_int, default=400_000,
                    help="size of the search tree's node pool; a full pool stops growth; "
                         "default 400000")
@@ -175,7 +180,8 @@ def build_engine(args, evaluator=None):
     logging.getLogger("gtp_main").info("random seed %d", seed)
     search = SearchConfig(threads=args.threads, seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
-                          rave_bias=args.rave_bias, prior_eqex=args.prior_eqex)
+                          rave_bias=args.rave_bias, prior_eqex=args.prior_eqex,
+                          policy=PolicyConfig(reply=args.lgrf))
     config = PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                           ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                           policy_only=args.policy_only, search=search)

@@ -2,8 +2,10 @@
 
 The default policy follows Pachi's moggy: ordered rules around the last move, each tried with
 its own probability, then a random move. The rules: capture or escape for groups put in atari
-by the last move; ko recapture after a threat; atari on 2-liberty groups of the last move;
-the vital point of a 3-6 point eye space (nakade); 3x3 patterns around the last two moves.
+by the last move; the last good reply to the last two moves or the last move (learnt from
+earlier playouts, with forgetting; off unless its rate is set); ko recapture after a threat;
+atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye space
+(nakade); 3x3 patterns around the last two moves.
 Every candidate must be legal, must not fill the mover's own eye, and (except nakade) must not
 be a self-atari of more than `selfatari_max` stones that captures nothing. With every rule's
 probability at 0 and self-atari allowed, the policy is the uniform random one.
@@ -15,18 +17,26 @@ import numpy as np
 from numba import njit
 
 from engine.board import (BLACK, EMPTY, LAST_KO_COLOR, LAST_KO_MOVE, LAST_KO_POINT, LAST_MOVE,
-                          LAST_MOVE2, MOVE_NUMBER, NEMPTY, PASS, SIZE, TO_PLAY, WHITE, WIDTH,
-                          NO_ALLOC, area_owner, copy_into, first_liberty, is_legal,
+                          LAST_MOVE2, MAX_SIZE, MOVE_NUMBER, NEMPTY, NO_ALLOC, PASS, SIZE,
+                          TO_PLAY, WHITE, WIDTH, area_owner, copy_into, first_liberty, is_legal,
                           is_true_eye_like, popcount64, play)
 from engine.patterns import pattern_table
 
 # Slots of the policy parameter array.
 (R_CAPTURE, R_KO, R_ATARI2, R_NAKADE, R_PATTERN, R_SELFATARI_MAX,
- R_SELFATARI_REJECT) = range(7)
-POLICY_SLOTS = 7
+ R_SELFATARI_REJECT, R_REPLY) = range(8)
+POLICY_SLOTS = 8
 MAX_CANDIDATES = 64
+# Points of the largest padded board: the stride of the two-move reply table.
+REPLY_STRIDE = (MAX_SIZE + 2) * (MAX_SIZE + 2)
+NO_REPLY = -1
 
-Policy = namedtuple("Policy", ["rates", "patterns"])  # float64[POLICY_SLOTS], bool[65536]
+Policy = namedtuple("Policy", [
+    "rates",      # float64[POLICY_SLOTS]
+    "patterns",   # bool[65536]: 3x3 codes of pattern moves
+    "reply1",     # int32[2, REPLY_STRIDE]: mover's last good reply to the previous move
+    "reply2",     # int32[2, REPLY_STRIDE ** 2]: to the previous two moves
+])
 
 
 @dataclass
@@ -39,9 +49,10 @@ class PolicyConfig:
     pattern: float = 0.9
     selfatari_max: int = 1
     selfatari_reject: float = 0.95
+    reply: float = 0.0
 
     def build(self):
-        """Return the Policy tuple the jitted playouts read."""
+        """Return the Policy tuple the jitted playouts read, with empty reply tables."""
         rates = np.zeros(POLICY_SLOTS, np.float64)
         rates[R_CAPTURE] = self.capture
         rates[R_KO] = self.ko
@@ -50,12 +61,21 @@ class PolicyConfig:
         rates[R_PATTERN] = self.pattern
         rates[R_SELFATARI_MAX] = self.selfatari_max
         rates[R_SELFATARI_REJECT] = self.selfatari_reject
-        return Policy(rates, pattern_table())
+        rates[R_REPLY] = self.reply
+        tables = (2, REPLY_STRIDE * REPLY_STRIDE) if self.reply > 0 else (2, 1)
+        return Policy(rates, pattern_table(), np.full((2, REPLY_STRIDE), NO_REPLY, np.int32),
+                      np.full(tables, NO_REPLY, np.int32))
 
 
 def uniform_policy():
     """Return a Policy that plays uniformly random legal moves except own eyes."""
-    return PolicyConfig(0.0, 0.0, 0.0, 0.0, 0.0, 1000, 0.0).build()
+    return PolicyConfig(0.0, 0.0, 0.0, 0.0, 0.0, 1000, 0.0, 0.0).build()
+
+
+def forget_replies(policy):
+    """Empty the reply tables (a new game)."""
+    policy.reply1[:] = NO_REPLY
+    policy.reply2[:] = NO_REPLY
 
 
 def new_rng(seed):
@@ -368,6 +388,10 @@ def policy_move(b, color, policy, cands, words, rng):
                       rng)
             if p != PASS:
                 return p
+        if rates[R_REPLY] > 0 and rand_float(rng) < rates[R_REPLY]:
+            p = last_good_reply(policy, color, last, b.info[LAST_MOVE2])
+            if p != NO_REPLY and _acceptable(b, p, color, policy, words, rng):
+                return p
         if rates[R_KO] > 0 and b.info[LAST_KO_COLOR] == color \
                 and b.info[LAST_KO_MOVE] == b.info[MOVE_NUMBER] - 3 \
                 and rand_float(rng) < rates[R_KO]:
@@ -389,6 +413,48 @@ def policy_move(b, color, policy, cands, words, rng):
             if p != PASS:
                 return p
     return random_move(b, color, policy, words, rng)
+
+
+@njit(**NO_ALLOC)
+def last_good_reply(policy, color, last, last2):
+    """Return color's stored reply to the last two moves, else to the last move, or
+    NO_REPLY."""
+    k = color - 1
+    if last2 != PASS and policy.reply2.shape[1] > 1:
+        p = policy.reply2[k, last2 * REPLY_STRIDE + last]
+        if p != NO_REPLY:
+            return p
+    return policy.reply1[k, last]
+
+
+@njit(**NO_ALLOC)
+def learn_replies(policy, moves, n, first_color, winner):
+    """Update the reply tables from a finished playout: moves[:n] (colours alternating from
+    first_color, PASS allowed) won by winner (0: a jigo teaches nothing). Each of the winner's
+    moves becomes its reply to the one or two moves before it; each of the loser's moves is
+    forgotten as a reply there (Baier and Drake's last good reply with forgetting).
+    Threads share the tables; a lost update only costs a little knowledge."""
+    if winner == 0:
+        return
+    two = policy.reply2.shape[1] > 1
+    for i in range(1, n):
+        p = moves[i]
+        q = moves[i - 1]
+        if p == PASS or q == PASS:
+            continue
+        color = first_color if i % 2 == 0 else 3 - first_color
+        k = color - 1
+        q2 = moves[i - 2] if i >= 2 else PASS
+        slot2 = q2 * REPLY_STRIDE + q
+        if color == winner:
+            policy.reply1[k, q] = p
+            if two and q2 != PASS:
+                policy.reply2[k, slot2] = p
+        else:
+            if policy.reply1[k, q] == p:
+                policy.reply1[k, q] = NO_REPLY
+            if two and q2 != PASS and policy.reply2[k, slot2] == p:
+                policy.reply2[k, slot2] = NO_REPLY
 
 
 @njit(cache=True, nogil=True)

@@ -436,7 +436,8 @@ def playout_winner(b, policy, rng, komi, record):
 
 @njit(cache=True, nogil=True)
 def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params, budget,
-                request, path_nodes, path_edges, allow_all, uniform, record, first_color):
+                request, path_nodes, path_edges, allow_all, uniform, record, first_color,
+                sequence):
     """Run one descent + playout + backup; return False once `budget` playouts are claimed.
 
     request[0] tells whether this step may claim a leaf for the network (0) or not (-1); when
@@ -452,6 +453,9 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
     winner, moves = playout_winner(scratch, policy, rng, params[P_KOMI], record)
     root_color = root_board.info[bd.TO_PLAY]
     backup(tree, path_nodes, path_edges, depth, root_color, winner, params)
+    if policy.rates[po.R_REPLY] > 0:
+        learn_from_playout(tree, path_edges, depth, record, moves, root_color, winner, policy,
+                           sequence)
     if params[P_RAVE_BIAS] >= 0:
         backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record, moves,
                     first_color)
@@ -459,11 +463,25 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
     return True
 
 
+@njit(**bd.NO_ALLOC)
+def learn_from_playout(tree, path_edges, depth, record, moves, root_color, winner, policy,
+                       sequence):
+    """Teach the playout policy's reply tables the whole descent: the tree moves, then the
+    playout's (sequence is scratch for the joined move list)."""
+    for i in range(depth):
+        sequence[i] = tree.edge_move[path_edges[i]]
+    for k in range(moves):
+        sequence[depth + k] = record[k]
+    po.learn_replies(policy, sequence, depth + moves, root_color, winner)
+
+
 @njit(cache=True, nogil=True)
 def playout_scratch(b):
-    """Return the per-thread arrays a search step needs: playout move record, colour map."""
+    """Return the per-thread arrays a search step needs: playout move record, colour map,
+    and room for the tree moves and playout moves together."""
     size = b.info[bd.SIZE]
-    return np.empty(3 * size * size, np.int32), np.zeros(b.stones.shape[0], np.int8)
+    return (np.empty(3 * size * size, np.int32), np.zeros(b.stones.shape[0], np.int8),
+            np.empty(MAX_DEPTH + 3 * size * size, np.int32))
 
 
 @njit(cache=True, nogil=True)
@@ -475,12 +493,12 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
     allow_all = np.ones(root_board.stones.shape[0], np.bool_)
     uniform = np.zeros(root_board.stones.shape[0], np.float32)
     request = np.full(1, -1, np.int64)
-    record, first_color = playout_scratch(root_board)
+    record, first_color, sequence = playout_scratch(root_board)
     done = 0
     while stop[0] == 0:
         if not search_step(tree, root, root_board, scratch, scratch, policy, rng, params,
                            budget, request, path_nodes, path_edges, allow_all, uniform,
-                           record, first_color):
+                           record, first_color, sequence):
             break
         done += 1
     return done
@@ -554,8 +572,10 @@ class Search:
         self._params = None
 
     def forget(self):
-        """Empty the tree for a new game on the same board size, keeping the pools."""
+        """Empty the tree and the playout policy's learnt replies for a new game on the same
+        board size, keeping the pools."""
         self.root = reset_tree(self.tree)
+        po.forget_replies(self.policy)
         self._root_moves = None
         self._root_setup = None
 
@@ -629,12 +649,12 @@ class Search:
         allow_all = np.ones(points, np.bool_)
         uniform = np.zeros(points, np.float32)
         request = np.zeros(1, np.int64)
-        record, first_color = playout_scratch(board)
+        record, first_color, sequence = playout_scratch(board)
         while stop[0] == 0:
             request[0] = 0 if self.server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
                                budget, request, path_nodes, path_edges, allow_all, uniform,
-                               record, first_color):
+                               record, first_color, sequence):
                 break
             if request[0] > 0:
                 self.server.submit((int(request[0]) - 1, leaf), leaf)

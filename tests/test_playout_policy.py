@@ -12,7 +12,7 @@ from engine.patterns import PATTERNS, build_table, symmetries, swap_colours
 def only(rule, **extra):
     """Return a Policy with one rule at probability 1 and the others off."""
     rates = dict(capture=0.0, ko=0.0, atari2=0.0, nakade=0.0, pattern=0.0,
-                 selfatari_max=1, selfatari_reject=1.0)
+                 selfatari_max=1, selfatari_reject=1.0, reply=0.0)
     rates[rule] = 1.0
     rates.update(extra)
     return po.PolicyConfig(**rates).build()
@@ -228,3 +228,53 @@ def test_playouts_end_and_leave_a_consistent_board(size):
         assert 0 < moves <= 3 * size * size
         assert record[moves - 1] == bd.PASS and record[moves - 2] == bd.PASS
         assert b.info[bd.NEMPTY] == int((b.stones == bd.EMPTY).sum())
+
+
+def test_last_good_reply_is_learnt_played_and_forgotten():
+    game = position("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . X . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        """, [(bd.WHITE, "C3"), (bd.BLACK, "E5"), (bd.WHITE, "B6")])
+    policy = only("reply")
+    assert policy_moves(game, policy, trials=20) != {"F2"}      # nothing learnt: random
+    v = game.parse_vertex
+    # A playout from white's B6 that black won, with black's F2 after white's B6, E2.
+    moves = np.array([v("B6"), v("F2"), v("E2"), v("F2"), bd.PASS, bd.PASS], np.int32)
+    po.learn_replies(policy, moves, 3, bd.WHITE, bd.BLACK)
+    assert policy.reply1[bd.BLACK - 1, v("B6")] == v("F2")
+    assert policy.reply2[bd.BLACK - 1, v("E5") * po.REPLY_STRIDE + v("B6")] == po.NO_REPLY
+    assert policy_moves(game, policy) == {"F2"}
+    # Now the same reply loses: it is forgotten.
+    po.learn_replies(policy, moves, 3, bd.WHITE, bd.WHITE)
+    assert policy.reply1[bd.BLACK - 1, v("B6")] == po.NO_REPLY
+    assert policy_moves(game, policy, trials=20) != {"F2"}
+    # A two-move reply wins over the one-move reply; a jigo teaches nothing.
+    two = np.array([v("E5"), v("B6"), v("G7")], np.int32)
+    po.learn_replies(policy, two, 3, bd.BLACK, bd.BLACK)
+    po.learn_replies(policy, np.array([v("B6"), v("A1")], np.int32), 2, bd.WHITE, bd.BLACK)
+    po.learn_replies(policy, np.array([v("B6"), v("A2")], np.int32), 2, bd.WHITE, 0)
+    assert policy.reply1[bd.BLACK - 1, v("B6")] == v("A1")
+    assert policy_moves(game, policy) == {"G7"}
+
+
+def test_a_stored_reply_that_is_illegal_or_fills_an_own_eye_is_not_played():
+    game = position("""
+        . X . . . . .
+        X . X . . . .
+        . X . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        """, [(bd.WHITE, "F2")])
+    policy = only("reply")
+    v = game.parse_vertex
+    policy.reply1[bd.BLACK - 1, v("F2")] = v("B6")      # black's own eye
+    assert "B6" not in policy_moves(game, policy)
+    policy.reply1[bd.BLACK - 1, v("F2")] = v("F2")      # occupied
+    assert "F2" not in policy_moves(game, policy)

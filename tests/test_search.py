@@ -269,3 +269,13 @@ def test_heuristic_priors_only_shape_selection_not_visit_counts():
     result = search.run(Game(9), 2000)
     assert result.playouts == 2000
     check_invariants(search, config.expand_visits, 2)
+
+
+def test_search_teaches_the_playout_replies_and_a_new_game_forgets_them():
+    search = Search(SearchConfig(seed=2, policy=po.PolicyConfig(reply=1.0)), 9)
+    search.run(Game(9), 500)
+    learnt = int((search.policy.reply1 != po.NO_REPLY).sum())
+    assert learnt > 0 and int((search.policy.reply2 != po.NO_REPLY).sum()) > learnt
+    search.forget()
+    assert (search.policy.reply1 == po.NO_REPLY).all()
+    assert (search.policy.reply2 == po.NO_REPLY).all()
