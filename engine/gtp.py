@@ -529,9 +529,12 @@ class GtpEngine:
         out.write(f"={cmd_id}\n")
         out.flush()
         self.game.to_play = color
-        self.player.search.run(self.game, ANALYSIS_PLAYOUTS,
-                               stop_event=_InputArrived(self.pending),
-                               progress=(interval / 100.0, self._info_writer(out)))
+        try:
+            self.player.search.run(self.game, ANALYSIS_PLAYOUTS,
+                                   stop_event=_InputArrived(self.pending),
+                                   progress=(interval / 100.0, self._info_writer(out)))
+        except Exception:   # the '=' is out: a '?' now would break the stream
+            log.error("lz-analyze stopped by an internal error:\n%s", traceback.format_exc())
         out.write("\n")
         out.flush()
 
@@ -553,8 +556,12 @@ class GtpEngine:
         _, interval = self._analyze_args(args[1:], color)
         out.write(f"={cmd_id}\n")
         out.flush()
-        move = self._generate([args[0]], progress=(interval / 100.0, self._info_writer(out)))
-        out.write(f"play {move}\n\n")
+        try:
+            move = self._generate([args[0]], progress=(interval / 100.0, self._info_writer(out)))
+            out.write(f"play {move}\n")
+        except Exception:   # the '=' is out: end the response with no move played
+            log.error("lz-genmove_analyze failed:\n%s", traceback.format_exc())
+        out.write("\n")
         out.flush()
 
     def _lz_info(self, result):

@@ -691,17 +691,22 @@ class Search:
             t.start()
         deadline = None if seconds is None else started + seconds
         next_report = None if progress is None else started + progress[0]
-        while any(t.is_alive() for t in threads):
-            now = time.perf_counter()
-            if deadline is not None and now >= deadline:
-                stop[0] = 1
-            if next_report is not None and now >= next_report:
-                progress[1](self.result(game, now - started))
-                next_report = now + progress[0]
-            if stop_event is not None and stop_event.is_set():
-                stop[0] = 1
+        try:
+            while any(t.is_alive() for t in threads):
+                now = time.perf_counter()
+                if deadline is not None and now >= deadline:
+                    stop[0] = 1
+                if next_report is not None and now >= next_report:
+                    progress[1](self.result(game, now - started))
+                    next_report = now + progress[0]
+                if stop_event is not None and stop_event.is_set():
+                    stop[0] = 1
+                for t in threads:
+                    t.join(timeout=0.005)
+        finally:    # a failing progress callback must not leave workers running on the tree
+            stop[0] = 1
             for t in threads:
-                t.join(timeout=0.005)
+                t.join()
         if self.server is not None:
             dropped = self.server.cancel_pending()
             release_claims(tree, np.array([node for node, _ in dropped], np.int64))
@@ -734,7 +739,9 @@ class Search:
             for e in range(first, first + count):
                 move = int(tree.edge_move[e])
                 visits = int(tree.edge_visits[e])
-                winrate = 0.5 * tree.edge_wins[e] / visits if visits else 0.0
+                # Workers add wins before visits: a snapshot taken while they run can
+                # see one more win than visits.
+                winrate = min(1.0, 0.5 * tree.edge_wins[e] / visits) if visits else 0.0
                 children.append(MoveStats(move, visits, winrate, float(tree.edge_prior[e])))
         children.sort(key=lambda m: (m.visits, m.winrate), reverse=True)
         for m in children[:PV_CHILDREN]:

@@ -102,3 +102,20 @@ def test_lz_genmove_analyze_refuses_bad_arguments_and_keeps_the_game():
         e.handle_line(command + "\n", out)
         assert out.getvalue() == "? syntax error\n\n"
     assert not e.game.moves
+
+
+def test_analysis_that_fails_midway_ends_its_response_and_stops_searching(monkeypatch):
+    e = engine("--rollouts", "1000000")     # far more than the first report's 10 ms
+
+    def broken(result):
+        raise RuntimeError("broken pipe")
+
+    monkeypatch.setattr(e, "_lz_info", broken)
+    for command in ("lz-analyze b 1", "lz-genmove_analyze b 1"):
+        out = io.StringIO()
+        e.handle_line(command + "\n", out)
+        assert out.getvalue() == "=\n\n"
+    assert not e.game.moves
+    out = io.StringIO()
+    e.handle_line("name\n", out)
+    assert out.getvalue() == "= darkgo\n\n"
