@@ -5,7 +5,7 @@ Everything GTP needs beyond the rules lives here, so that the protocol layer sta
 small handlers.
 """
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -141,6 +141,9 @@ class Player:
         self.config = config
         self.evaluator = evaluator
         self.search = Search(config.search, size, evaluator)
+        # Dead stones are judged by the default policy without the replies the search's
+        # playouts learn: the judgement of a position must not depend on what was searched.
+        self.judge_policy = replace(config.search.policy, reply=0.0).build()
         self.time = TimeControl()
         self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
         self.last_result = None
@@ -188,7 +191,7 @@ class Player:
         """Return the playout Ownership of the current position (cached per position)."""
         key = (tuple(game.moves), tuple(game.setup), game.rules.komi)
         if self._ownership_cache is None or self._ownership_cache[0] != key:
-            own = Ownership(game, self.config.ownership_runs, self.search.policy,
+            own = Ownership(game, self.config.ownership_runs, self.judge_policy,
                             self.config.search.seed + 7)
             self._ownership_cache = (key, own)
         return self._ownership_cache[1]
@@ -303,7 +306,9 @@ class Player:
         return any(p not in seki for p in contested)
 
     def _settled(self, game, color):
-        """Return True when every empty point is firmly owned or dame and passing still wins."""
+        """Return True when every empty point is firmly owned or dame, no fight is open, and
+        passing still wins. (The liberties of a semeai touch both colours like dame: the
+        contested stones tell them apart.)"""
         own = self.ownership(game)
         for p in game.on_board_points():
             if game.color_at(p) == bd.EMPTY and abs(own.mean[p]) < 0.9:
@@ -311,7 +316,7 @@ class Player:
                 touches = {game.color_at(p + d) for d in (-w, -1, 1, w)}
                 if not {bd.BLACK, bd.WHITE} <= touches:
                     return False
-        return self.score_for(game, color) > 0
+        return not self._fight_open(game, color) and self.score_for(game, color) > 0
 
     # End of game -----------------------------------------------------------------------
     def final_status(self, game):

@@ -7,6 +7,7 @@ import pytest
 import gtp_main
 from asciiboard import game_from_diagram
 from engine import board as bd
+from engine import playout as po
 from engine.player import Clock, Player, PlayerConfig, TimeControl, seki_points
 from engine.search import SearchConfig
 
@@ -86,6 +87,27 @@ def test_does_not_pass_after_opponent_pass_with_a_fight_unsettled():
         game.play(bd.BLACK, bd.PASS)
     assert p.score_for(game, bd.WHITE) > 0
     assert p.genmove(game, bd.WHITE) == bd.PASS
+
+
+def test_does_not_pass_first_in_an_open_semeai():
+    # From a match game: white's upper-left group and black's A8-B8 fight a semeai whose
+    # liberties touch both colours, as dame do. White passed here, black took the vital
+    # point: B+16.
+    game = game_from_diagram("""
+        . O O . X X X . X
+        X X O X . X . X .
+        . O O X . X . X X
+        O O X . X . X O O
+        O X . X X X O O .
+        X . X X X X O . .
+        X X X X O O O . .
+        X O X O O . . . .
+        X O O O . . . . .
+        """, komi=7)
+    game.to_play = bd.WHITE
+    p = player()
+    assert p._fight_open(game, bd.WHITE) and not p._settled(game, bd.WHITE)
+    assert p.genmove(game, bd.WHITE) != bd.PASS
 
 
 def test_dead_stone_inside_territory_is_removed_for_the_score():
@@ -178,3 +200,15 @@ def test_cleanup_captures_dead_stones_before_passing():
 def test_network_flags_without_the_network_are_refused(flags, message, capsys):
     assert gtp_main.main(flags) == 2
     assert message in capsys.readouterr().err
+
+
+def test_dead_stone_judgement_does_not_depend_on_the_searchs_learnt_replies():
+    game = game_from_diagram("\n".join(["." * 9] * 9))
+    game.play(bd.BLACK, game.parse_vertex("E5"))
+    config = PlayerConfig(rollouts=2000, ownership_runs=200,
+                          search=SearchConfig(seed=1, policy=po.PolicyConfig(reply=1.0)))
+    before = Player(config, 9).ownership(game).mean.copy()
+    searched = Player(config, 9)
+    searched.search.run(game, 2000)
+    assert (searched.search.policy.reply1 != po.NO_REPLY).any()
+    assert (searched.ownership(game).mean == before).all()
