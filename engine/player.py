@@ -206,13 +206,15 @@ class Player:
         """Return the point to play for color, bd.PASS or RESIGN (the game is not changed).
 
         Passes when the opponent passed, no fight is left open (see _fight_open) and
-        passing wins by area after dead-stone removal; with cleanup (kgs-genmove_cleanup) it
+        passing does not lose by area after dead-stone removal; with cleanup (kgs-genmove_cleanup) it
         first captures every stone it thinks dead.
         progress is handed to Search.run (periodic results while the search runs).
         """
         game.to_play = color
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
-        if (opponent_passed and not cleanup and self.score_for(game, color) > 0
+        # A jigo does not lose: playing on from one only gives the search, whose moves all
+        # look alike then, the chance to fill its own eye space.
+        if (opponent_passed and not cleanup and self.score_for(game, color) >= 0
                 and not self._fight_open(game, color)):
             return bd.PASS
         if cleanup:

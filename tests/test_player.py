@@ -61,6 +61,25 @@ def test_passes_after_opponent_pass_when_passing_wins():
     assert p.genmove(game, bd.WHITE) == bd.PASS
 
 
+def test_passes_after_opponent_pass_at_a_jigo():
+    game = game_from_diagram("""
+        . . . . X O . . .
+        . . . . X O . . .
+        . . . . X O . . .
+        . . . . X O . . .
+        . . . . X O . . .
+        . . . . X O . . .
+        . . . . X O . . .
+        . . . . X O . . .
+        . . . . X O . . .
+        """, komi=9)
+    game.to_play = bd.WHITE
+    game.play(bd.WHITE, bd.PASS)
+    p = player()
+    assert p.final_score(game) == 0
+    assert p.genmove(game, bd.BLACK) == bd.PASS
+
+
 def test_does_not_pass_after_opponent_pass_with_a_fight_unsettled():
     # From a match game: white's lower-left chain (3 liberties) and black's B1-B2 (3
     # liberties) share two; the playouts split on the semeai (white keeps it about 2 times in
