@@ -206,9 +206,9 @@ class Player:
         """Return the point to play for color, bd.PASS or RESIGN (the game is not changed).
 
         Passes when the opponent passed, no fight is left open (see _fight_open) and
-        passing does not lose by area after dead-stone removal; with cleanup (kgs-genmove_cleanup) it
-        first captures every stone it thinks dead.
-        progress is handed to Search.run (periodic results while the search runs).
+        passing does not lose by area after dead-stone removal; with cleanup
+        (kgs-genmove_cleanup) it first captures every stone it thinks dead. progress is
+        handed to Search.run (periodic results while the search runs).
         """
         game.to_play = color
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
