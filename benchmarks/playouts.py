@@ -14,6 +14,7 @@ from numba import njit
 
 from engine import board as bd
 from engine import playout as po
+from engine.ladder import new_ladder_scratch
 from engine.search import playout_winner
 
 
@@ -21,9 +22,10 @@ from engine.search import playout_winner
 def _playouts_until(root, scratch, policy, rng, komi, deadline_flag, counter, slot):
     """Run playouts from root until deadline_flag[0] is set; count them in counter[slot]."""
     record = np.empty(3 * root.info[bd.SIZE] ** 2, np.int32)
+    ladder = new_ladder_scratch(root.stones.shape[0])
     while deadline_flag[0] == 0:
         bd.copy_into(scratch, root)
-        playout_winner(scratch, policy, rng, komi, record)
+        playout_winner(scratch, policy, rng, komi, record, ladder)
         counter[slot] += 1
 
 

@@ -2,7 +2,7 @@
 
 The default policy follows Pachi's moggy: ordered rules around the last move, each tried with
 its own probability, then a random move. The rules: capture or escape for groups put in atari
-by the last move; the last good reply to the last two moves or the last move (learnt from
+by the last move (no escape into a ladder that engine.ladder reads as lost); the last good reply to the last two moves or the last move (learnt from
 earlier playouts, with forgetting; off unless its rate is set); ko recapture after a threat;
 atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye space
 (nakade); 3x3 patterns around the last two moves.
@@ -20,6 +20,7 @@ from engine.board import (BLACK, EMPTY, LAST_KO_COLOR, LAST_KO_MOVE, LAST_KO_POI
                           LAST_MOVE2, MAX_SIZE, MOVE_NUMBER, NEMPTY, NO_ALLOC, PASS, SIZE,
                           TO_PLAY, WHITE, WIDTH, area_owner, copy_into, first_liberty, is_legal,
                           is_true_eye_like, popcount64, play)
+from engine.ladder import caught_in_ladder, new_ladder_scratch
 from engine.patterns import pattern_table
 
 # Slots of the policy parameter array.
@@ -230,11 +231,12 @@ def _pick(b, color, cands, n, policy, words, rng):
 
 
 @njit(**NO_ALLOC)
-def atari_moves(b, color, last, cands, words):
+def atari_moves(b, color, last, cands, words, ladder):
     """Write capture and escape moves for the atari situations around the last move into
     cands; return how many. Captures the last move's chain if it is in atari; for our chains
     next to it that it put in atari: capture an adjacent opponent chain in atari, or extend
-    at the liberty when that gives at least two liberties."""
+    at the liberty when that gives three liberties, or two and no ladder catches the chain
+    (ladder is the reader's scratch)."""
     w = b.info[WIDTH]
     opponent = 3 - color
     n = 0
@@ -255,9 +257,18 @@ def atari_moves(b, color, last, cands, words):
             if s == head:
                 break
         lib = first_liberty(b, head)
-        if liberties_after(b, lib, color, words) >= 2 or captures_something(b, lib, color):
+        if captures_something(b, lib, color) or escapes_atari(b, lib, color, head, words,
+                                                              ladder):
             n = _add(cands, n, lib)
     return n
+
+
+@njit(**NO_ALLOC)
+def escapes_atari(b, lib, color, head, words, ladder):
+    """Return True if color extending its chain (head) at its last liberty lib gets three
+    liberties, or two and the chain is not caught in a ladder."""
+    libs = liberties_after(b, lib, color, words)
+    return libs >= 3 or libs == 2 and not caught_in_ladder(b, head, ladder)
 
 
 @njit(**NO_ALLOC)
@@ -377,15 +388,15 @@ def random_move(b, color, policy, words, rng):
 
 
 @njit(**NO_ALLOC)
-def policy_move(b, color, policy, cands, words, rng):
+def policy_move(b, color, policy, cands, words, ladder, rng):
     """Return the default policy's move for color: the first rule (in order, each tried with
     its probability) that yields an acceptable move, else a random move."""
     last = b.info[LAST_MOVE]
     rates = policy.rates
     if last != PASS:
         if rates[R_CAPTURE] > 0 and rand_float(rng) < rates[R_CAPTURE]:
-            p = _pick(b, color, cands, atari_moves(b, color, last, cands, words), policy, words,
-                      rng)
+            p = _pick(b, color, cands, atari_moves(b, color, last, cands, words, ladder), policy,
+                      words, rng)
             if p != PASS:
                 return p
         if rates[R_REPLY] > 0 and rand_float(rng) < rates[R_REPLY]:
@@ -458,17 +469,18 @@ def learn_replies(policy, moves, n, first_color, winner):
 
 
 @njit(cache=True, nogil=True)
-def run_playout(b, policy, rng, max_moves, record):
+def run_playout(b, policy, rng, max_moves, record, ladder):
     """Play b out with the default policy (in place) until two passes in a row (passes before
     the playout do not count) or max_moves; return the number of moves played, whose points
-    (PASS included; colours alternate from the side to move) go into record[:moves]."""
+    (PASS included; colours alternate from the side to move) go into record[:moves]. ladder
+    is the ladder reader's scratch (engine.ladder.new_ladder_scratch)."""
     cands = np.empty(MAX_CANDIDATES, np.int64)
     words = np.empty(b.libs.shape[1], np.uint64)
     moves = 0
     passes = 0
     while passes < 2 and moves < max_moves:
         color = b.info[TO_PLAY]
-        p = policy_move(b, color, policy, cands, words, rng)
+        p = policy_move(b, color, policy, cands, words, ladder, rng)
         play(b, p, color)
         record[moves] = p
         passes = passes + 1 if p == PASS else 0
@@ -484,10 +496,11 @@ def playout_ownership(b, komi, runs, policy, rng, scratch, owner_sum):
     size = b.info[SIZE]
     max_moves = 3 * size * size
     record = np.empty(max_moves, np.int32)
+    ladder = new_ladder_scratch(b.stones.shape[0])
     black_wins = 0
     for _ in range(runs):
         copy_into(scratch, b)
-        run_playout(scratch, policy, rng, max_moves, record)
+        run_playout(scratch, policy, rng, max_moves, record, ladder)
         area_owner(scratch, owner)
         score = -komi
         for p in range(owner.shape[0]):

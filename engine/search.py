@@ -19,6 +19,7 @@ from numba import njit
 from engine import board as bd
 from engine import playout as po
 from engine.atomics import atomic_add, atomic_cas
+from engine.ladder import atari_starts_ladder, new_ladder_scratch
 from nets.server import EvalServer
 
 log = logging.getLogger("search")
@@ -165,13 +166,15 @@ def expand(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex):
 
 
 @njit(**bd.NO_ALLOC)
-def heuristic_prior(b, p, color, patterns, eqex, words):
+def heuristic_prior(b, p, color, patterns, eqex, words, ladder):
     """Return (visits, half-point wins) of prior knowledge about color playing p, in the
     manner of MoGo and Pachi: every move starts at an even eqex playouts, and each heuristic
-    that applies adds eqex won or lost playouts. Good: capturing, escaping an atari, a 3x3
-    pattern of the default policy, nearness to the last move; on boards of 13 and up, the
-    first line far from other stones is bad and the third line good. A self-atari of more
-    than one stone gets a lost playout and nothing else."""
+    that applies adds eqex won or lost playouts. Good: capturing, escaping an atari (bad:
+    running from one into a ladder that catches the chain), an atari that starts a working
+    ladder, a 3x3 pattern of the default policy, nearness to the last move; on boards of 13
+    and up, the first line far from other stones is bad and the third line good. A self-atari
+    of more than one stone gets a lost playout and nothing else. words and ladder are
+    scratch."""
     visits = eqex
     wins = eqex
     if po.is_bad_selfatari(b, p, color, 1, words):
@@ -184,9 +187,16 @@ def heuristic_prior(b, p, color, patterns, eqex, words):
         for d in (-w, -1, 1, w):
             q = p + d
             if b.stones[q] == color and b.nlibs[b.chain[q]] == 1:
-                if po.liberties_after(b, p, color, words) >= 2:
-                    visits += eqex
+                visits += eqex
+                if po.escapes_atari(b, p, color, b.chain[q], words, ladder):
                     wins += 2 * eqex
+                break
+        for d in (-w, -1, 1, w):
+            q = p + d
+            if b.stones[q] == 3 - color and b.nlibs[b.chain[q]] == 2 \
+                    and atari_starts_ladder(b, p, q, ladder):
+                visits += eqex
+                wins += 2 * eqex
                 break
     if patterns[b.nbr_code[p]]:
         visits += eqex
@@ -258,6 +268,7 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
         tree.node_state[node] = UNEXPANDED
         return False
     words = np.empty(b.libs.shape[1], np.uint64)
+    ladder = new_ladder_scratch(b.stones.shape[0])
     for i in range(n):
         e = first + i
         tree.edge_move[e] = moves[i]
@@ -270,7 +281,7 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
         tree.edge_prior[e] = priors[moves[i]] / total if total > 0 else 1.0 / n
         if eqex > 0:
             tree.edge_prior_visits[e], tree.edge_prior_wins[e] = heuristic_prior(
-                b, moves[i], color, patterns, eqex, words)
+                b, moves[i], color, patterns, eqex, words, ladder)
         else:
             tree.edge_prior_visits[e] = 0
             tree.edge_prior_wins[e] = 0
@@ -421,11 +432,12 @@ def backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record,
 
 
 @njit(cache=True, nogil=True)
-def playout_winner(b, policy, rng, komi, record):
+def playout_winner(b, policy, rng, komi, record, ladder):
     """Play b out with the default policy; return (winner, moves): BLACK, WHITE or 0 for a
-    jigo, and the number of playout moves written into record."""
+    jigo, and the number of playout moves written into record (ladder: the ladder reader's
+    scratch)."""
     size = b.info[bd.SIZE]
-    moves = po.run_playout(b, policy, rng, 3 * size * size, record)
+    moves = po.run_playout(b, policy, rng, 3 * size * size, record, ladder)
     score = bd.area_score(b, komi)
     if score > 0:
         return bd.BLACK, moves
@@ -437,7 +449,7 @@ def playout_winner(b, policy, rng, komi, record):
 @njit(cache=True, nogil=True)
 def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params, budget,
                 request, path_nodes, path_edges, allow_all, uniform, record, first_color,
-                sequence):
+                sequence, ladder):
     """Run one descent + playout + backup; return False once `budget` playouts are claimed.
 
     request[0] tells whether this step may claim a leaf for the network (0) or not (-1); when
@@ -450,7 +462,7 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
                     uniform, request, policy.patterns)
     if request[0] > 0:
         bd.copy_into(leaf_board, scratch)
-    winner, moves = playout_winner(scratch, policy, rng, params[P_KOMI], record)
+    winner, moves = playout_winner(scratch, policy, rng, params[P_KOMI], record, ladder)
     root_color = root_board.info[bd.TO_PLAY]
     backup(tree, path_nodes, path_edges, depth, root_color, winner, params)
     if policy.rates[po.R_REPLY] > 0:
@@ -478,10 +490,11 @@ def learn_from_playout(tree, path_edges, depth, record, moves, root_color, winne
 @njit(cache=True, nogil=True)
 def playout_scratch(b):
     """Return the per-thread arrays a search step needs: playout move record, colour map,
-    and room for the tree moves and playout moves together."""
+    room for the tree moves and playout moves together, and the ladder reader's scratch."""
     size = b.info[bd.SIZE]
     return (np.empty(3 * size * size, np.int32), np.zeros(b.stones.shape[0], np.int8),
-            np.empty(MAX_DEPTH + 3 * size * size, np.int32))
+            np.empty(MAX_DEPTH + 3 * size * size, np.int32),
+            new_ladder_scratch(b.stones.shape[0]))
 
 
 @njit(cache=True, nogil=True)
@@ -493,12 +506,12 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
     allow_all = np.ones(root_board.stones.shape[0], np.bool_)
     uniform = np.zeros(root_board.stones.shape[0], np.float32)
     request = np.full(1, -1, np.int64)
-    record, first_color, sequence = playout_scratch(root_board)
+    record, first_color, sequence, ladder = playout_scratch(root_board)
     done = 0
     while stop[0] == 0:
         if not search_step(tree, root, root_board, scratch, scratch, policy, rng, params,
                            budget, request, path_nodes, path_edges, allow_all, uniform,
-                           record, first_color, sequence):
+                           record, first_color, sequence, ladder):
             break
         done += 1
     return done
@@ -649,12 +662,12 @@ class Search:
         allow_all = np.ones(points, np.bool_)
         uniform = np.zeros(points, np.float32)
         request = np.zeros(1, np.int64)
-        record, first_color, sequence = playout_scratch(board)
+        record, first_color, sequence, ladder = playout_scratch(board)
         while stop[0] == 0:
             request[0] = 0 if self.server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
                                budget, request, path_nodes, path_edges, allow_all, uniform,
-                               record, first_color, sequence):
+                               record, first_color, sequence, ladder):
                 break
             if request[0] > 0:
                 self.server.submit((int(request[0]) - 1, leaf), leaf)

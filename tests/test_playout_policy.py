@@ -6,6 +6,7 @@ import pytest
 from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import playout as po
+from engine.ladder import new_ladder_scratch
 from engine.patterns import PATTERNS, build_table, symmetries, swap_colours
 
 
@@ -31,7 +32,9 @@ def policy_moves(game, policy, trials=50, seed=1):
     rng = po.new_rng(seed)
     cands = np.empty(po.MAX_CANDIDATES, np.int64)
     words = np.empty(game.board.libs.shape[1], np.uint64)
-    return {game.vertex(po.policy_move(game.board, game.to_play, policy, cands, words, rng))
+    ladder = new_ladder_scratch(game.board.stones.shape[0])
+    return {game.vertex(po.policy_move(game.board, game.to_play, policy, cands, words, ladder,
+                                       rng))
             for _ in range(trials)}
 
 
@@ -224,7 +227,8 @@ def test_playouts_end_and_leave_a_consistent_board(size):
     for _ in range(5):
         b = bd.copy_board(game.board)
         record = np.empty(3 * size * size, np.int32)
-        moves = po.run_playout(b, policy, rng, 3 * size * size, record)
+        moves = po.run_playout(b, policy, rng, 3 * size * size, record,
+                               new_ladder_scratch(b.stones.shape[0]))
         assert 0 < moves <= 3 * size * size
         assert record[moves - 1] == bd.PASS and record[moves - 2] == bd.PASS
         assert b.info[bd.NEMPTY] == int((b.stones == bd.EMPTY).sum())

@@ -1,0 +1,236 @@
+"""Ladder reading in numba, for the default policy's atari rules and the search's priors.
+
+A chain in atari whose only escape gives it two liberties is often caught in a ladder (shicho):
+the attacker keeps putting it back in atari until it is captured at the edge or runs into the
+attacker's stones. Running out of a working ladder loses more stones with every move, so the
+escape rules must not suggest it, and an atari that starts a working ladder is a good move.
+
+The reader works on a private copy of the stones alone, with liberties from flood fills: the
+defender extends at its last liberty, the attacker takes one of the two new liberties (and
+removes any other defender chain that this captures; a log restores them on undo). The
+defender escapes when it reaches three liberties or can capture an attacker chain next to it
+(or next to its extension) that is in atari; the attacker tries both liberties at every step.
+The reading stops after a budget of attacker moves or a depth; an unread ladder counts as an
+escape, so that the rules stay as they were where the reader cannot tell.
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from engine.board import EMPTY, NO_ALLOC, WIDTH, first_liberty
+
+# Attacker moves a reading may try, and ladder steps (extension + atari) it may follow.
+MAX_ATTACKS = 200
+MAX_STEPS = 80
+# Flood-fill stamps are int32; a read makes far fewer than this many fills.
+STAMP_LIMIT = (1 << 31) - (1 << 20)
+# Outcomes of the defender's move.
+ESCAPED, CAUGHT, CHASED = 0, 1, 2
+
+LadderScratch = namedtuple("LadderScratch", [
+    "stones",   # int8[S]: the position being read
+    "mark",     # int32[S]: flood-fill stamps
+    "stack",    # int32[2 * S]: stones of the chains being filled
+    "steps",    # int32[MAX_STEPS, 5]: per step: extension, the two liberties, attacks tried,
+                # the capture log's length before the attack
+    "captured",  # int32[S]: log of defender stones the attacks removed
+    "libs",     # int32[3]: liberties found by the last fill
+    "counters",  # int64[3]: last stamp, attacker moves tried, capture log length
+])
+
+
+@njit(cache=True, nogil=True)
+def new_ladder_scratch(points):
+    """Return the scratch arrays for reading ladders on a board of `points` padded points."""
+    return LadderScratch(np.empty(points, np.int8), np.zeros(points, np.int32),
+                         np.empty(2 * points, np.int32), np.empty((MAX_STEPS, 5), np.int32),
+                         np.empty(points, np.int32), np.empty(3, np.int32),
+                         np.zeros(3, np.int64))
+
+
+@njit(**NO_ALLOC)
+def _fill(sc, start, w, base, max_libs):
+    """Flood the chain at start with a fresh stamp, its stones into sc.stack[base:], counting
+    distinct liberties (the first three into sc.libs) and stopping once there are max_libs.
+    Return (stones found, liberties found, the stamp)."""
+    sc.counters[0] += 1
+    stamp = sc.counters[0]
+    stones = sc.stones
+    color = stones[start]
+    sc.stack[base] = start
+    sc.mark[start] = stamp
+    n = 1
+    libs = 0
+    i = 0
+    while i < n:
+        q = sc.stack[base + i]
+        i += 1
+        for d in (-w, -1, 1, w):
+            t = q + d
+            if sc.mark[t] == stamp:
+                continue
+            s = stones[t]
+            if s == color:
+                sc.mark[t] = stamp
+                sc.stack[base + n] = t
+                n += 1
+            elif s == EMPTY:
+                sc.mark[t] = stamp
+                if libs < 3:
+                    sc.libs[libs] = t
+                libs += 1
+                if libs >= max_libs:
+                    return n, libs, stamp
+    return n, libs, stamp
+
+
+@njit(**NO_ALLOC)
+def _in_atari_next_to(sc, p, attacker, w, base, since):
+    """Return True if an attacker chain next to p, not filled since stamp `since`, is in
+    atari."""
+    for d in (-w, -1, 1, w):
+        q = p + d
+        if sc.stones[q] == attacker and sc.mark[q] <= since:
+            if _fill(sc, q, w, base, 2)[1] == 1:
+                return True
+    return False
+
+
+@njit(**NO_ALLOC)
+def _defender_moves(sc, target, lib, w):
+    """The defender's chain at target has one liberty, lib; the defender moves. Return
+    ESCAPED when it can capture an attacker chain in atari next to the chain or to lib, or
+    when extending at lib gives three liberties; CAUGHT when the extension leaves at most one;
+    otherwise CHASED, with the extension made and its two liberties in sc.libs[:2]."""
+    defender = sc.stones[target]
+    attacker = 3 - defender
+    n, _, stamp = _fill(sc, target, w, 0, 3)
+    for i in range(n):
+        if _in_atari_next_to(sc, sc.stack[i], attacker, w, n, stamp):
+            return ESCAPED
+    if _in_atari_next_to(sc, lib, attacker, w, n, stamp):
+        return ESCAPED
+    sc.stones[lib] = defender
+    libs = _fill(sc, target, w, 0, 3)[1]
+    if libs >= 3:
+        sc.stones[lib] = EMPTY
+        return ESCAPED
+    if libs <= 1:
+        sc.stones[lib] = EMPTY
+        return CAUGHT
+    return CHASED
+
+
+@njit(**NO_ALLOC)
+def _attack(sc, target, p, w):
+    """Place an attacker stone at p and remove the defender chains other than target's that
+    it captures, logging their stones; return False (with nothing changed) if the stone has
+    no liberty."""
+    defender = sc.stones[target]
+    sc.stones[p] = 3 - defender
+    for d in (-w, -1, 1, w):
+        q = p + d
+        if sc.stones[q] == defender:
+            n, libs, _ = _fill(sc, q, w, 0, 1)
+            if libs == 0:
+                for i in range(n):
+                    sc.stones[sc.stack[i]] = EMPTY
+                    sc.captured[sc.counters[2]] = sc.stack[i]
+                    sc.counters[2] += 1
+    if _fill(sc, p, w, 0, 1)[1] == 0:
+        sc.stones[p] = EMPTY
+        return False
+    return True
+
+
+@njit(**NO_ALLOC)
+def _take_back_attack(sc, p, defender, log_start):
+    """Empty the attacker's point p and put back the stones it captured."""
+    sc.stones[p] = EMPTY
+    while sc.counters[2] > log_start:
+        sc.counters[2] -= 1
+        sc.stones[sc.captured[sc.counters[2]]] = defender
+
+
+@njit(**NO_ALLOC)
+def _read(sc, target, lib, w):
+    """Return True if the attacker captures the defender's chain at target (one liberty, lib,
+    defender to move) in a ladder, reading on sc.stones (left changed)."""
+    defender = sc.stones[target]
+    sc.counters[1] = 0
+    sc.counters[2] = 0
+    outcome = _defender_moves(sc, target, lib, w)
+    if outcome != CHASED:
+        return outcome == CAUGHT
+    steps = sc.steps
+    depth = 0
+    steps[0, 0] = lib
+    steps[0, 1] = sc.libs[0]
+    steps[0, 2] = sc.libs[1]
+    steps[0, 3] = 0
+    while depth >= 0:
+        tried = steps[depth, 3]
+        if tried == 2:
+            # Both ataris fail: take back this extension and the atari that forced it.
+            sc.stones[steps[depth, 0]] = EMPTY
+            depth -= 1
+            if depth >= 0:
+                _take_back_attack(sc, steps[depth, steps[depth, 3]], defender, steps[depth, 4])
+            continue
+        steps[depth, 3] = tried + 1
+        sc.counters[1] += 1
+        if sc.counters[1] > MAX_ATTACKS or depth + 1 >= MAX_STEPS:
+            return False
+        atari = steps[depth, 1 + tried]
+        escape = steps[depth, 2 - tried]
+        steps[depth, 4] = sc.counters[2]
+        if not _attack(sc, target, atari, w):
+            continue
+        outcome = _defender_moves(sc, target, escape, w)
+        if outcome == CAUGHT:
+            return True
+        if outcome == ESCAPED:
+            _take_back_attack(sc, atari, defender, steps[depth, 4])
+            continue
+        depth += 1
+        steps[depth, 0] = escape
+        steps[depth, 1] = sc.libs[0]
+        steps[depth, 2] = sc.libs[1]
+        steps[depth, 3] = 0
+    return False
+
+
+@njit(**NO_ALLOC)
+def _load(sc, b):
+    """Copy b's stones into the scratch. Stamps keep growing from read to read, so that the
+    marks need clearing only when the counter nears the int32 limit."""
+    for p in range(b.stones.shape[0]):
+        sc.stones[p] = b.stones[p]
+    if sc.counters[0] > STAMP_LIMIT:
+        sc.mark[:] = 0
+        sc.counters[0] = 0
+
+
+@njit(**NO_ALLOC)
+def caught_in_ladder(b, target, sc):
+    """Return True if the chain at target, which has exactly one liberty, is captured in a
+    ladder with its owner to move (extending at the liberty does not save it)."""
+    _load(sc, b)
+    return _read(sc, target, first_liberty(b, b.chain[target]), b.info[WIDTH])
+
+
+@njit(**NO_ALLOC)
+def atari_starts_ladder(b, p, target, sc):
+    """Return True if the opponent of the two-liberty chain at target, playing its liberty
+    p, catches the chain in a ladder. p must capture nothing."""
+    w = b.info[WIDTH]
+    _load(sc, b)
+    attacker = 3 - b.stones[target]
+    sc.stones[p] = attacker
+    if _fill(sc, p, w, 0, 1)[1] == 0:
+        return False
+    n, libs, _ = _fill(sc, target, w, 0, 2)
+    if libs != 1:
+        return False
+    return _read(sc, target, sc.libs[0], w)
