@@ -98,19 +98,34 @@ def _in_atari_next_to(sc, p, attacker, w, base, since):
 
 
 @njit(**NO_ALLOC)
-def _defender_moves(sc, target, lib, w):
+def _defender_moves(sc, target, lib, w, last_extension, atari):
     """The defender's chain at target has one liberty, lib; the defender moves. Return
     ESCAPED when it can capture an attacker chain in atari next to the chain or to lib, or
     when extending at lib gives three liberties; CAUGHT when the extension leaves at most one;
-    otherwise CHASED, with the extension made and its two liberties in sc.libs[:2]."""
+    otherwise CHASED, with the extension made and its two liberties in sc.libs[:2].
+
+    Only the attacker chains that the last step touched can have come into atari: those next
+    to the last extension and the one holding the attacker's last atari stone (the others lost
+    no liberty since they were checked), unless the extension joined other defender stones,
+    whose neighbours are new: then every chain next to the defender is checked. Before the
+    first atari (atari < 0), the caller has checked the chains next to the defender and lib."""
     defender = sc.stones[target]
     attacker = 3 - defender
-    n, _, stamp = _fill(sc, target, w, 0, 3)
-    for i in range(n):
-        if _in_atari_next_to(sc, sc.stack[i], attacker, w, n, stamp):
+    if atari >= 0:
+        since = sc.counters[0]
+        joined = 0
+        for d in (-w, -1, 1, w):
+            if sc.stones[last_extension + d] == defender:
+                joined += 1
+        if joined >= 2:
+            n, _, stamp = _fill(sc, target, w, 0, 3)
+            for i in range(n):
+                if _in_atari_next_to(sc, sc.stack[i], attacker, w, n, stamp):
+                    return ESCAPED
+        elif _in_atari_next_to(sc, last_extension, attacker, w, 0, since):
             return ESCAPED
-    if _in_atari_next_to(sc, lib, attacker, w, n, stamp):
-        return ESCAPED
+        if _fill(sc, atari, w, 0, 2)[1] == 1 or _in_atari_next_to(sc, lib, attacker, w, 0, since):
+            return ESCAPED
     sc.stones[lib] = defender
     libs = _fill(sc, target, w, 0, 3)[1]
     if libs >= 3:
@@ -156,11 +171,12 @@ def _take_back_attack(sc, p, defender, log_start):
 @njit(**NO_ALLOC)
 def _read(sc, target, lib, w):
     """Return True if the attacker captures the defender's chain at target (one liberty, lib,
-    defender to move) in a ladder, reading on sc.stones (left changed)."""
+    defender to move, and no attacker chain in atari next to the chain or lib) in a ladder,
+    reading on sc.stones (left changed)."""
     defender = sc.stones[target]
     sc.counters[1] = 0
     sc.counters[2] = 0
-    outcome = _defender_moves(sc, target, lib, w)
+    outcome = _defender_moves(sc, target, lib, w, -1, -1)
     if outcome != CHASED:
         return outcome == CAUGHT
     steps = sc.steps
@@ -187,7 +203,7 @@ def _read(sc, target, lib, w):
         steps[depth, 4] = sc.counters[2]
         if not _attack(sc, target, atari, w):
             continue
-        outcome = _defender_moves(sc, target, escape, w)
+        outcome = _defender_moves(sc, target, escape, w, steps[depth, 0], atari)
         if outcome == CAUGHT:
             return True
         if outcome == ESCAPED:
@@ -213,11 +229,47 @@ def _load(sc, b):
 
 
 @njit(**NO_ALLOC)
+def _capture_escapes_on_board(b, head, lib, attacker, skip):
+    """Return True if, on the board, an attacker chain in atari touches the chain at head or
+    the point lib; chains touching the point skip (the attacker's new stone, whose chain the
+    caller checks) are left out."""
+    w = b.info[WIDTH]
+    s = head
+    while True:
+        if _touches_attacker_in_atari(b, s, attacker, skip, w):
+            return True
+        s = b.chain_next[s]
+        if s == head:
+            break
+    return _touches_attacker_in_atari(b, lib, attacker, skip, w)
+
+
+@njit(**NO_ALLOC)
+def _touches_attacker_in_atari(b, p, attacker, skip, w):
+    """Return True if an attacker chain with one liberty on the board is next to p, leaving
+    out chains next to skip."""
+    for d in (-w, -1, 1, w):
+        q = p + d
+        if b.stones[q] != attacker or b.nlibs[b.chain[q]] != 1:
+            continue
+        if skip >= 0 and (b.chain[skip - w] == b.chain[q] or b.chain[skip - 1] == b.chain[q]
+                          or b.chain[skip + 1] == b.chain[q]
+                          or b.chain[skip + w] == b.chain[q]):
+            continue
+        return True
+    return False
+
+
+@njit(**NO_ALLOC)
 def caught_in_ladder(b, target, sc):
     """Return True if the chain at target, which has exactly one liberty, is captured in a
     ladder with its owner to move (extending at the liberty does not save it)."""
+    head = b.chain[target]
+    lib = first_liberty(b, head)
+    if _capture_escapes_on_board(b, head, lib, 3 - b.stones[target], -1):
+        return False
     _load(sc, b)
-    return _read(sc, target, first_liberty(b, b.chain[target]), b.info[WIDTH])
+    return _read(sc, target, lib, b.info[WIDTH])
 
 
 @njit(**NO_ALLOC)
@@ -228,9 +280,12 @@ def atari_starts_ladder(b, p, target, sc):
     _load(sc, b)
     attacker = 3 - b.stones[target]
     sc.stones[p] = attacker
-    if _fill(sc, p, w, 0, 1)[1] == 0:
-        return False
+    if _fill(sc, p, w, 0, 2)[1] <= 1:
+        return False        # suicide, or a self-atari the defender captures
     n, libs, _ = _fill(sc, target, w, 0, 2)
     if libs != 1:
         return False
-    return _read(sc, target, sc.libs[0], w)
+    lib = sc.libs[0]
+    if _capture_escapes_on_board(b, b.chain[target], lib, attacker, p):
+        return False
+    return _read(sc, target, lib, w)
