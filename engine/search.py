@@ -157,12 +157,13 @@ def candidate_moves(b, color, allowed, out):
 
 
 @njit(cache=True, nogil=True)
-def expand(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex):
+def expand(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex, ladder):
     """Give an UNEXPANDED node its edges; return False when another thread holds the
     expansion or the edge pool is full. See fill_edges for the other arguments."""
     if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
         return False
-    return fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex)
+    return fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex,
+                      ladder)
 
 
 @njit(**bd.NO_ALLOC)
@@ -233,7 +234,7 @@ def _nothing_near(b, p, x, y):
 
 
 @njit(cache=True, nogil=True)
-def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex):
+def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex, ladder):
     """Give a node this thread has claimed (EXPANDING) its edges and mark it EXPANDED; return
     False (and leave it UNEXPANDED) when the edge pool is full.
 
@@ -241,7 +242,7 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
     has any weight on them, they are taken by falling prior until their summed prior reaches
     `cumulative` or there are `top_k` (darkforest's tree policy); otherwise all are kept with
     uniform priors. With eqex > 0 each edge also gets heuristic_prior's experience (patterns
-    is the default policy's 3x3 pattern table).
+    is the default policy's 3x3 pattern table; ladder the ladder reader's scratch).
     """
     color = b.info[bd.TO_PLAY]
     moves = np.empty(b.info[bd.NEMPTY] + 1, np.int32)
@@ -268,7 +269,6 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
         tree.node_state[node] = UNEXPANDED
         return False
     words = np.empty(b.libs.shape[1], np.uint64)
-    ladder = new_ladder_scratch(b.stones.shape[0])
     for i in range(n):
         e = first + i
         tree.edge_move[e] = moves[i]
@@ -328,7 +328,7 @@ def select_edge(tree, node, params, rng):
 
 @njit(cache=True, nogil=True)
 def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, uniform, request,
-            patterns):
+            patterns, ladder):
     """Walk from root to a leaf, playing the moves on b and adding virtual loss; return depth.
 
     path_nodes[0..depth] are the visited nodes, path_edges[0..depth-1] the edges taken.
@@ -345,7 +345,8 @@ def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, unifo
         if state == UNEXPANDED and tree.node_visits[node] + 1 >= params[P_EXPAND_VISITS]:
             if params[P_NET] == 0:
                 expand(tree, node, b, allow_all, uniform, np.int64(params[P_TOP_K]),
-                       params[P_TOP_CUMULATIVE], patterns, np.int32(params[P_PRIOR_EQEX]))
+                       params[P_TOP_CUMULATIVE], patterns, np.int32(params[P_PRIOR_EQEX]),
+                       ladder)
                 state = tree.node_state[node]
             elif request[0] == 0:
                 if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) == UNEXPANDED:
@@ -459,7 +460,7 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
         return False
     bd.copy_into(scratch, root_board)
     depth = descend(tree, root, scratch, params, rng, path_nodes, path_edges, allow_all,
-                    uniform, request, policy.patterns)
+                    uniform, request, policy.patterns, ladder)
     if request[0] > 0:
         bd.copy_into(leaf_board, scratch)
     winner, moves = playout_winner(scratch, policy, rng, params[P_KOMI], record, ladder)
@@ -633,7 +634,8 @@ class Search:
             allowed[p] = True
         if self.server is None:
             expand(tree, self.root, board, allowed, np.zeros(allowed.shape[0], np.float32),
-                   1 << 30, 2.0, self.policy.patterns, np.int32(self.config.prior_eqex))
+                   1 << 30, 2.0, self.policy.patterns, np.int32(self.config.prior_eqex),
+                   new_ladder_scratch(board.stones.shape[0]))
         else:
             try:
                 priors = self.server.evaluate_now([board])[0]
@@ -641,7 +643,8 @@ class Search:
                 log.exception("network evaluation of the root failed; uniform priors instead")
                 priors = np.zeros(allowed.shape[0], np.float32)
             expand(tree, self.root, board, allowed, priors, self.config.root_top_k,
-                   self.config.top_cumulative, self.policy.patterns, np.int32(0))
+                   self.config.top_cumulative, self.policy.patterns, np.int32(0),
+                   new_ladder_scratch(board.stones.shape[0]))
 
     def _on_priors(self, tag, priors):
         """Server callback: expand the claimed leaf with the network's priors."""
@@ -650,7 +653,8 @@ class Search:
             priors = np.zeros(board.stones.shape[0], np.float32)
         allow_all = np.ones(board.stones.shape[0], np.bool_)
         fill_edges(self.tree, node, board, allow_all, priors, np.int64(self._params[P_TOP_K]),
-                   self._params[P_TOP_CUMULATIVE], self.policy.patterns, np.int32(0))
+                   self._params[P_TOP_CUMULATIVE], self.policy.patterns, np.int32(0),
+                   new_ladder_scratch(board.stones.shape[0]))
 
     def _net_worker(self, board, rng, params, budget, stop):
         """One search thread with the network: numba steps, leaves handed to the server."""
