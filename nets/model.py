@@ -32,6 +32,7 @@ DEFAULT_WEIGHTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(_
                                "weights", "cpu.pt")
 
 WEIGHTS_FORMAT = 1
+BATCH_NORM_EPS = 1e-5     # nn.BatchNorm2d's default, which PolicyNet uses
 
 
 class WeightsError(ValueError):
@@ -145,6 +146,58 @@ def read_weights(path):
         raise WeightsError(f"{path}: features {payload['features']} do not match this code's "
                            f"{want}")
     return payload
+
+
+def deepened(config, state_dict, depth):
+    """Return (config, state_dict) of the same network with depth 3x3 layers, computing the
+    same function in eval mode (Net2DeeperNet, Chen et al. 2016), so that a trained net can
+    grow and keep training from its accuracy rather than from scratch.
+
+    Each new block (conv, ReLU, batch-norm) goes after an existing block and undoes that
+    block's batch-norm in its conv (per-channel scale and bias, from the running statistics):
+    the conv gives back the block's ReLU output, which the ReLU leaves unchanged since it is
+    not negative, and the new batch-norm, a copy of the old one, gives the old output again.
+    The new kernels have only a centre tap, so symmetric weight tying leaves them as they are.
+    ValueError when depth is below the network's, or when first_width differs from width.
+    """
+    old_depth = config["depth"]
+    if depth < old_depth:
+        raise ValueError(f"cannot deepen a {old_depth}-layer net to {depth} layers")
+    if depth > old_depth and config["first_width"] != config["width"]:
+        raise ValueError("deepening needs first_width == width")
+    blocks = [({name: state_dict[f"trunk.{3 * i}.{name}"] for name in CONV_KEYS},
+               {name: state_dict[f"trunk.{3 * i + 2}.{name}"] for name in BATCH_NORM_KEYS})
+              for i in range(old_depth + 1)]
+    added = depth - old_depth
+    # Spread the new blocks evenly over the trunk, each after an existing block.
+    after = [round((k + 1) * (old_depth + 1) / (added + 1)) - 1 for k in range(added)]
+    grown = []
+    for i, block in enumerate(blocks):
+        grown.append(block)
+        grown.extend(_identity_block(block[1]) for _ in range(after.count(i)))
+    new_state = {k: v for k, v in state_dict.items() if not k.startswith("trunk.")}
+    for i, (conv, batch_norm) in enumerate(grown):
+        new_state.update({f"trunk.{3 * i}.{name}": value for name, value in conv.items()})
+        new_state.update({f"trunk.{3 * i + 2}.{name}": value
+                          for name, value in batch_norm.items()})
+    return {**config, "depth": depth}, new_state
+
+
+CONV_KEYS = ("weight", "bias")
+BATCH_NORM_KEYS = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
+
+
+def _identity_block(batch_norm):
+    """Return (conv, batch-norm) tensors of a block that maps the output of a block whose
+    batch-norm is batch_norm to itself (in eval mode); see deepened."""
+    std = torch.sqrt(batch_norm["running_var"] + BATCH_NORM_EPS)
+    gamma, beta, mean = batch_norm["weight"], batch_norm["bias"], batch_norm["running_mean"]
+    scale = std / gamma
+    width = len(gamma)
+    weight = torch.zeros(width, width, 3, 3, dtype=gamma.dtype)
+    weight[torch.arange(width), torch.arange(width), 1, 1] = scale
+    conv = {"weight": weight, "bias": mean - beta * scale}
+    return conv, {name: value.clone() for name, value in batch_norm.items()}
 
 
 def load_model(path, device="cpu"):

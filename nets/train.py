@@ -36,7 +36,8 @@ def parse_args(argv=None):
                    "(default: --data)")
     p.add_argument("--config", default="cpu", choices=sorted(nm.CONFIGS))
     p.add_argument("--width", type=int, help="override the config's width")
-    p.add_argument("--depth", type=int, help="override the config's number of 3x3 layers")
+    p.add_argument("--depth", type=int, help="override the config's number of 3x3 layers; with "
+                   "--init, grow the network to this depth keeping what it computes")
     p.add_argument("--heads", type=int, help="override the number of move heads")
     p.add_argument("--symmetric", action="store_true", help="8-fold symmetric weight tying")
     p.add_argument("--ownership", action="store_true", help="train an ownership head (final "
@@ -199,6 +200,15 @@ def main(argv=None):
             sys.exit(f"--init: {e}")
         config = init["config"]
         samples = int(init.get("meta", {}).get("samples", 0))
+        clash = {k: v for k, v in overrides.items() if k != "depth" and config[k] != v}
+        if clash:
+            sys.exit(f"--init: {args.init} has {({k: config[k] for k in clash})}; only --depth "
+                     "can change a network that training starts from")
+        if args.depth is not None and args.depth != config["depth"]:
+            try:
+                config, init["state_dict"] = nm.deepened(config, init["state_dict"], args.depth)
+            except ValueError as e:
+                sys.exit(f"--depth with --init: {e}")
     if args.resume:
         if not os.path.exists(ckpt_path):
             sys.exit(f"--resume: no checkpoint at {ckpt_path}")

@@ -194,3 +194,26 @@ def test_training_from_init_weights_starts_from_that_network(corpus, tmp_path):
     with pytest.raises(SystemExit, match="--init"):
         nt.main(common + ["--init", str(tmp_path / "missing.pt"), "--out", tuned,
                           "--run-dir", str(tmp_path / "other"), "--steps", "2"])
+
+
+def test_training_from_init_weights_can_deepen_the_network(corpus, tmp_path):
+    base = str(tmp_path / "base.pt")
+    common = ["--data", str(corpus / "games.tar.gz"), "--batch", "16", "--workers", "0",
+              "--threads", "1", "--val-positions", "64", "--ckpt-minutes", "0",
+              "--val-minutes", "0", "--log-every", "2", "--warmup", "2", "--bf16", "off",
+              "--pool", "4", "--val-mod", "3"]
+    nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
+                      "--steps", "2"])
+    deep = str(tmp_path / "deep.pt")
+    nt.main(common + ["--init", base, "--depth", "3", "--out", deep,
+                      "--run-dir", str(tmp_path / "deep"), "--steps", "2", "--lr", "0"])
+    base_model, _ = nm.load_model(base)
+    deep_model, meta = nm.load_model(deep)
+    assert base_model.config["depth"] == 1 and deep_model.config["depth"] == 3
+    assert meta["init"] == "base.pt"
+    with pytest.raises(SystemExit, match="only --depth"):
+        nt.main(common + ["--init", base, "--width", "16", "--out", deep,
+                          "--run-dir", str(tmp_path / "wide"), "--steps", "2"])
+    with pytest.raises(SystemExit, match="cannot deepen"):
+        nt.main(common + ["--init", deep, "--depth", "2", "--out", base,
+                          "--run-dir", str(tmp_path / "shallow"), "--steps", "2"])

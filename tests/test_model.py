@@ -58,6 +58,49 @@ def test_symmetric_tying_makes_the_net_equivariant():
                                    rtol=1e-4, atol=1e-5)
 
 
+def _with_random_batch_norms(model):
+    """Give every batch-norm statistics and an affine map far from the identity, some of the
+    scales negative, so a deepening that ignored any of them would change the outputs."""
+    generator = torch.Generator().manual_seed(1)
+    for layer in model.modules():
+        if isinstance(layer, torch.nn.BatchNorm2d):
+            n = layer.num_features
+            layer.running_mean.copy_(torch.rand(n, generator=generator) * 2)
+            layer.running_var.copy_(torch.rand(n, generator=generator) * 3 + 0.1)
+            sign = torch.where(torch.rand(n, generator=generator) < 0.3, -1.0, 1.0)
+            layer.weight.data.copy_(sign * (torch.rand(n, generator=generator) + 0.2))
+            layer.bias.data.copy_(torch.randn(n, generator=generator))
+    return model
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_deepened_net_computes_the_same_function(symmetric):
+    model = _with_random_batch_norms(tiny(depth=2, ownership=True, symmetric=symmetric))
+    config, state = nm.deepened(model.config, model.state_dict(), 5)
+    deeper = nm.PolicyNet(config)
+    deeper.load_state_dict(state, strict=True)
+    deeper.eval()
+    assert config["depth"] == 5 and model.config["depth"] == 2
+    assert sum(p.numel() for p in deeper.parameters()) > sum(p.numel() for p in model.parameters())
+    x = torch.rand(3, 25, 9, 9).round()
+    mask = torch.rand(3, 81) > 0.3
+    with torch.no_grad():
+        (logp, own), (deep_logp, deep_own) = model(x, mask), deeper(x, mask)
+    torch.testing.assert_close(deep_logp, logp, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(deep_own, own, rtol=1e-4, atol=1e-4)
+    same_config, same_state = nm.deepened(model.config, model.state_dict(), 2)
+    assert same_config == model.config and same_state.keys() == model.state_dict().keys()
+
+
+def test_deepening_refuses_shallower_nets_and_a_wider_first_layer():
+    model = tiny(depth=2)
+    with pytest.raises(ValueError, match="cannot deepen"):
+        nm.deepened(model.config, model.state_dict(), 1)
+    wide_first = tiny(first_width=16)
+    with pytest.raises(ValueError, match="first_width"):
+        nm.deepened(wide_first.config, wide_first.state_dict(), 3)
+
+
 def test_save_load_roundtrip(tmp_path):
     model = tiny()
     path = str(tmp_path / "w.pt")
