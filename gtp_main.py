@@ -85,8 +85,8 @@ def build_parser():
                         "is accepted with a warning; 'strict': refused as an illegal move "
                         "(positional superko). Our own moves never repeat a position.")
     p.add_argument("--weights", default=None,
-                   help="network weights file; default: the shipped default net when "
-                        "--net is 'auto'")
+                   help="network weights file; default: the shipped weights/cpu.pt for the "
+                        "search, weights/cpu10.pt (deeper, slower) with --policy-only")
     p.add_argument("--net", choices=("auto", "none"), default="auto",
                    help="'auto': use the network when a weights file is present; 'none': "
                         "search with playouts alone")
@@ -160,8 +160,8 @@ def load_evaluator(args):
         return None
     # Busy-waiting OpenMP threads starve the search threads on a small machine.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from nets.model import DEFAULT_WEIGHTS, Policy, WeightsError
-    path = args.weights or DEFAULT_WEIGHTS
+    from nets.model import DEFAULT_WEIGHTS, POLICY_ONLY_WEIGHTS, Policy, WeightsError
+    path = args.weights or (POLICY_ONLY_WEIGHTS if args.policy_only else DEFAULT_WEIGHTS)
     if args.weights is None and not os.path.exists(path) and not args.policy_only:
         logging.getLogger("gtp_main").warning("no weights at %s: searching without a network",
                                               path)

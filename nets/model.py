@@ -28,8 +28,12 @@ CONFIGS = {
                  ownership=True, symmetric=False, edge=False, rank=9),
 }
 
-DEFAULT_WEIGHTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                               "weights", "cpu.pt")
+_WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "weights")
+# The search's net: sized for its batches on 2 CPU cores (>= 500 positions/s in fp32).
+DEFAULT_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu.pt")
+# The pure-network player's net: deeper and more accurate, since it evaluates one position
+# (8 symmetries) per move, where the search needs hundreds per second.
+POLICY_ONLY_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu10.pt")
 
 WEIGHTS_FORMAT = 1
 BATCH_NORM_EPS = 1e-5     # nn.BatchNorm2d's default, which PolicyNet uses

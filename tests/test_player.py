@@ -221,6 +221,19 @@ def test_network_flags_without_the_network_are_refused(flags, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(tmp_path):
+    from nets import model as nm
+    parser = gtp_main.build_parser()
+    searching = gtp_main.load_evaluator(parser.parse_args(["--device", "cpu"]))
+    pure = gtp_main.load_evaluator(parser.parse_args(["--device", "cpu", "--policy-only"]))
+    assert searching.model.config == nm.read_weights(nm.DEFAULT_WEIGHTS)["config"]
+    assert pure.model.config == nm.read_weights(nm.POLICY_ONLY_WEIGHTS)["config"]
+    assert pure.model.config["depth"] > searching.model.config["depth"]
+    chosen = gtp_main.load_evaluator(parser.parse_args(
+        ["--device", "cpu", "--policy-only", "--weights", nm.DEFAULT_WEIGHTS]))
+    assert chosen.model.config == searching.model.config
+
+
 def test_dead_stone_judgement_does_not_depend_on_the_searchs_learnt_replies():
     game = game_from_diagram("\n".join(["." * 9] * 9))
     game.play(bd.BLACK, game.parse_vertex("E5"))
