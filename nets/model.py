@@ -152,6 +152,10 @@ def read_weights(path):
     return payload
 
 
+CONV_KEYS = ("weight", "bias")
+BATCH_NORM_KEYS = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
+
+
 def deepened(config, state_dict, depth):
     """Return (config, state_dict) of the same network with depth 3x3 layers, computing the
     same function in eval mode (Net2DeeperNet, Chen et al. 2016), so that a trained net can
@@ -185,10 +189,6 @@ def deepened(config, state_dict, depth):
         new_state.update({f"trunk.{3 * i + 2}.{name}": value
                           for name, value in batch_norm.items()})
     return {**config, "depth": depth}, new_state
-
-
-CONV_KEYS = ("weight", "bias")
-BATCH_NORM_KEYS = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
 
 
 def _identity_block(batch_norm):

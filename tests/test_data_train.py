@@ -166,12 +166,17 @@ def test_training_smoke_checkpoint_and_resume(corpus, tmp_path):
     assert max(r["step"] for r in lines) == 6
 
 
+def _quick_training_args(corpus):
+    """Return nets.train flags for a few-step run on the test corpus, without --config."""
+    return ["--data", str(corpus / "games.tar.gz"), "--batch", "16", "--workers", "0",
+            "--threads", "1", "--val-positions", "64", "--ckpt-minutes", "0",
+            "--val-minutes", "0", "--log-every", "2", "--warmup", "2", "--bf16", "off",
+            "--pool", "4", "--val-mod", "3"]
+
+
 def test_training_from_init_weights_starts_from_that_network(corpus, tmp_path):
     base = str(tmp_path / "base.pt")
-    common = ["--data", str(corpus / "games.tar.gz"), "--batch", "16", "--workers", "0",
-              "--threads", "1", "--val-positions", "64", "--ckpt-minutes", "0",
-              "--val-minutes", "0", "--log-every", "2", "--warmup", "2", "--bf16", "off",
-              "--pool", "4", "--val-mod", "3"]
+    common = _quick_training_args(corpus)
     nt.main(common + ["--config", "tiny", "--width", "8", "--out", base,
                       "--run-dir", str(tmp_path / "base"), "--steps", "2"])
     tuned = str(tmp_path / "tuned.pt")
@@ -198,10 +203,7 @@ def test_training_from_init_weights_starts_from_that_network(corpus, tmp_path):
 
 def test_training_from_init_weights_can_deepen_the_network(corpus, tmp_path):
     base = str(tmp_path / "base.pt")
-    common = ["--data", str(corpus / "games.tar.gz"), "--batch", "16", "--workers", "0",
-              "--threads", "1", "--val-positions", "64", "--ckpt-minutes", "0",
-              "--val-minutes", "0", "--log-every", "2", "--warmup", "2", "--bf16", "off",
-              "--pool", "4", "--val-mod", "3"]
+    common = _quick_training_args(corpus)
     nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
                       "--steps", "2"])
     deep = str(tmp_path / "deep.pt")
