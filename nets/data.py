@@ -25,8 +25,11 @@ ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar")
 
 # One replayable game. points: engine points (bd.PASS for a pass); colors: BLACK/WHITE per move;
 # setup: (color, point) stones before the first move; owner: int8 [N*N] Tromp-Taylor owner of the
-# final position, +1 black, -1 white, 0 dame.
-Record = namedtuple("Record", ["name", "size", "points", "colors", "setup", "owner"])
+# final position, +1 black, -1 white, 0 dame; winner: BLACK or WHITE when the game was won on the
+# board (by counting or resignation), 0 when it has no such result (time, forfeit, draw, none);
+# komi: the record's KM.
+Record = namedtuple("Record", ["name", "size", "points", "colors", "setup", "owner", "winner",
+                               "komi"], defaults=(0, 0.0))
 
 
 class Stats(Counter):
@@ -92,6 +95,24 @@ def new_game_board(record):
     return b
 
 
+def winner_of(result):
+    """Return BLACK or WHITE for an SGF RE value won by counting or resignation ('B+3.5',
+    'W+R', 'B+Resign'), else 0: time and forfeit wins ('+T', '+F') say nothing of the board,
+    and draws, void or unknown results have no winner."""
+    result = (result or "").strip().upper()
+    if len(result) < 2 or result[0] not in "BW" or result[1] != "+":
+        return 0
+    how = result[2:]
+    if how.startswith(("T", "F")):
+        return 0
+    if how and not how.startswith("R"):
+        try:
+            float(how)
+        except ValueError:
+            return 0
+    return bd.BLACK if result[0] == "B" else bd.WHITE
+
+
 def _record_from_sgf(name, game, size):
     """Return a checked Record from an sgfmill game, or (None, reason)."""
     if game.get_size() != size:
@@ -110,8 +131,10 @@ def _record_from_sgf(name, game, size):
         points.append(bd.PASS if move is None else (move[0] + 1) * w + move[1] + 1)
     if not points:
         return None, "empty"
+    result = root.get("RE") if root.has_property("RE") else None
+    komi = root.get("KM") if root.has_property("KM") else 0.0
     record = Record(name, size, np.array(points, np.int64), np.array(colors, np.int64), setup,
-                    np.zeros(size * size, np.int8))
+                    np.zeros(size * size, np.int8), winner_of(result), float(komi))
     try:
         b = new_game_board(record)
     except ValueError:
@@ -199,13 +222,18 @@ def _advance(b, points, colors, start, stop):
 class SampleWriter:
     """Fills batch arrays with one position's planes, legal mask and targets under a symmetry."""
 
-    def __init__(self, batch, size=19, heads=3, rank=9, edge=False, ownership=False):
+    def __init__(self, batch, size=19, heads=3, rank=9, edge=False, ownership=False,
+                 value=False):
         self.size, self.heads, self.rank, self.edge = size, heads, rank, edge
         n = size
         self.x = np.zeros((batch, feat.num_planes(edge), n, n), np.float32)
         self.mask = np.zeros((batch, n * n), np.bool_)
         self.targets = np.full((batch, heads), -1, np.int64)
         self.owner = np.zeros((batch, n * n), np.float32) if ownership else None
+        # Value targets: +1 when the side to move won, -1 when it lost, NaN without a winner;
+        # komi as points for the side to move.
+        self.value = np.zeros(batch, np.float32) if value else None
+        self.komi = np.zeros(batch, np.float32) if value else None
         self._planes = np.zeros((feat.num_planes(edge), n, n), np.float32)
         self._mask = np.zeros(n * n, np.bool_)
 
@@ -226,6 +254,10 @@ class SampleWriter:
             sign = 1.0 if color == bd.BLACK else -1.0
             own = (record.owner * sign).astype(np.float32).reshape(n, n)
             self.owner[row] = feat.transform_planes(own, sym).reshape(-1)
+        if self.value is not None:
+            winner = int(record.winner)
+            self.value[row] = np.nan if winner == 0 else (1.0 if winner == color else -1.0)
+            self.komi[row] = record.komi if color == bd.WHITE else -record.komi
 
     def batch(self, rows=None):
         """Return a dict of copies of the first rows rows (all by default)."""
@@ -234,6 +266,9 @@ class SampleWriter:
                "targets": self.targets[:rows].copy()}
         if self.owner is not None:
             out["owner"] = self.owner[:rows].copy()
+        if self.value is not None:
+            out["value"] = self.value[:rows].copy()
+            out["komi"] = self.komi[:rows].copy()
         return out
 
 
@@ -297,10 +332,11 @@ def game_stream(paths, split, rng, size=19, stats=None, shard=(0, 1), val_mod=VA
 
 
 def sample_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
-                   ownership=False, pool=256, sample_rate=0.1, augment=True, seed=0,
+                   ownership=False, value=False, pool=256, sample_rate=0.1, augment=True, seed=0,
                    shard=(0, 1), stats=None, val_mod=VAL_MOD):
     """Yield training batches forever: dicts of x [B,C,N,N] float32, mask [B,N*N] bool,
-    targets [B,k] int64 (-1 = none) and optionally owner [B,N*N] float32 (+1 ours).
+    targets [B,k] int64 (-1 = none), optionally owner [B,N*N] float32 (+1 ours) and value,
+    komi [B] float32 (see SampleWriter).
 
     A pool of `pool` games is replayed side by side; each position of a game is picked with
     probability sample_rate (positions whose move is a pass are never picked) and every
@@ -308,7 +344,7 @@ def sample_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
     while memory stays bounded. augment applies a random symmetry per sample."""
     rng = random.Random(seed)
     games = game_stream(paths, split, rng, stats=stats, shard=shard, val_mod=val_mod)
-    writer = SampleWriter(batch, 19, heads, rank, edge, ownership)
+    writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value)
 
     def fresh():
         while True:
@@ -331,9 +367,10 @@ def sample_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
         yield writer.batch()
 
 
-def all_positions(records, batch=256, heads=3, rank=9, edge=False, ownership=False):
+def all_positions(records, batch=256, heads=3, rank=9, edge=False, ownership=False,
+                  value=False):
     """Yield batches (as sample_batches, no augmentation) of every non-pass position of records."""
-    writer = SampleWriter(batch, 19, heads, rank, edge, ownership)
+    writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value)
     row = 0
     for record in records:
         b = new_game_board(record)
@@ -350,11 +387,11 @@ def all_positions(records, batch=256, heads=3, rank=9, edge=False, ownership=Fal
 
 
 def validation_set(paths, positions=4096, heads=3, rank=9, edge=False, ownership=False,
-                   sample_rate=0.1, seed=1234, val_mod=VAL_MOD, batch=256):
+                   sample_rate=0.1, seed=1234, val_mod=VAL_MOD, batch=256, value=False):
     """Return a fixed list of batches of about `positions` validation-split positions: games
     in file order, each position kept with probability sample_rate (fixed seed)."""
     rng = random.Random(seed)
-    writer = SampleWriter(batch, 19, heads, rank, edge, ownership)
+    writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value)
     out, row, total = [], 0, 0
     for record in read_games(paths, split="val", val_mod=val_mod):
         b = new_game_board(record)

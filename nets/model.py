@@ -3,7 +3,9 @@
 Fully convolutional as in darkforest: a first conv (5x5 by default), ``depth`` 3x3 convs, each
 followed by ReLU then batch-norm, and a final 3x3 conv with ``heads`` outputs, one softmax over
 the board per predicted move (our next move, their reply, our move after). Head 1 is masked to
-the legal points. An optional ownership head gives a per-point tanh in [-1, 1] (+1 = ours).
+the legal points. An optional ownership head gives a per-point tanh in [-1, 1] (+1 = ours), and
+an optional value head the expected result for the side to move in [-1, 1] (+1 = we win), from
+the trunk pooled over the board and the komi.
 """
 import os
 
@@ -18,15 +20,19 @@ from nets import features as feat
 CONFIGS = {
     # Tian & Zhu's d=12, w=384 network: 5x5x92, 10 x 3x3x384, 3x3 head with k=3.
     "darkforest": dict(first_kernel=5, first_width=92, width=384, depth=10, heads=3,
-                       ownership=False, symmetric=False, edge=False, rank=9),
+                       ownership=False, symmetric=False, edge=False, rank=9, value=False),
     # Sized for 2 CPU cores: >= 500 positions/s at batch 16 in fp32 with features
     # (benchmarks/nn_speed.py), and ~1000 training samples/s with bf16 on AMX hardware.
     "cpu": dict(first_kernel=5, first_width=64, width=64, depth=6, heads=3,
-                ownership=False, symmetric=False, edge=False, rank=9),
+                ownership=False, symmetric=False, edge=False, rank=9, value=False),
     # For tests only.
     "tiny": dict(first_kernel=3, first_width=8, width=8, depth=1, heads=3,
-                 ownership=True, symmetric=False, edge=False, rank=9),
+                 ownership=True, symmetric=False, edge=False, rank=9, value=True),
 }
+# Config keys that weights files written before them lack, with the value that those files mean.
+LATER_CONFIG_KEYS = {"value": False}
+# The value head's komi input is komi / KOMI_SCALE, seen from the side to move.
+KOMI_SCALE = 10.0
 
 _WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "weights")
 # The search's net: sized for its batches on 2 CPU cores (>= 500 positions/s in fp32).
@@ -79,8 +85,35 @@ class Conv(nn.Conv2d):
         return self._conv_forward(x, weight, self.bias)
 
 
+def komi_for(colors, komi):
+    """Return float32 [B]: the komi as points for the side to move (komi for White, -komi for
+    Black), the value head's view of it."""
+    colors = np.asarray(colors)
+    return np.where(colors == bd.WHITE, komi, -komi).astype(np.float32)
+
+
+class ValueHead(nn.Module):
+    """Trunk -> 1x1 conv -> mean and max over the board, with the komi -> two linear layers
+    -> tanh: the expected result for the side to move. Pooling keeps it size-independent."""
+
+    CHANNELS = 32
+    HIDDEN = 64
+
+    def __init__(self, width):
+        super().__init__()
+        self.conv = nn.Conv2d(width, self.CHANNELS, 1)
+        self.hidden = nn.Linear(2 * self.CHANNELS + 1, self.HIDDEN)
+        self.out = nn.Linear(self.HIDDEN, 1)
+
+    def forward(self, h, komi):
+        v = F.relu(self.conv(h)).flatten(2)
+        pooled = torch.cat([v.mean(-1), v.amax(-1), (komi / KOMI_SCALE).to(v.dtype)[:, None]], 1)
+        return torch.tanh(self.out(F.relu(self.hidden(pooled))).squeeze(1).float())
+
+
 class PolicyNet(nn.Module):
-    """Conv trunk -> k move heads (logits [B, k, N*N]) and optionally ownership [B, N*N]."""
+    """Conv trunk -> k move heads (logits [B, k, N*N]), optionally ownership [B, N*N] and a
+    value [B]."""
 
     def __init__(self, config):
         super().__init__()
@@ -97,11 +130,14 @@ class PolicyNet(nn.Module):
         self.trunk = nn.Sequential(*layers)
         self.policy = Conv(width, config["heads"], 3, sym)
         self.ownership = Conv(width, 1, 3, sym) if config["ownership"] else None
+        self.value = ValueHead(width) if config.get("value") else None
 
-    def forward(self, x, mask=None):
-        """Return (log-probabilities [B, k, N*N] in float32, ownership [B, N*N] or None).
+    def forward(self, x, mask=None, komi=None):
+        """Return (log-probabilities [B, k, N*N] in float32, ownership [B, N*N] or None,
+        value [B] in float32 or None).
 
         mask: bool [B, N*N] of legal points for head 1; masked points get log-probability -inf.
+        komi: float [B], points for the side to move (see komi_for; 0 when not given).
         """
         h = self.trunk(x)
         logits = self.policy(h).flatten(2).float()
@@ -111,7 +147,12 @@ class PolicyNet(nn.Module):
         logp = F.log_softmax(logits, dim=-1)
         own = torch.tanh(self.ownership(h).flatten(1).float()) if self.ownership is not None \
             else None
-        return logp, own
+        value = None
+        if self.value is not None:
+            if komi is None:
+                komi = torch.zeros(x.shape[0], device=x.device)
+            value = self.value(h, komi)
+        return logp, own, value
 
 
 # Weight files ---------------------------------------------------------------------------
@@ -141,7 +182,8 @@ def read_weights(path):
             from e
     if not isinstance(payload, dict) or not {"config", "features", "state_dict"} <= set(payload):
         raise WeightsError(f"{path}: not a weights file (needs config, features, state_dict)")
-    config = payload["config"]
+    config = {**LATER_CONFIG_KEYS, **payload["config"]}
+    payload["config"] = config
     missing = [k for k in CONFIGS["cpu"] if k not in config]
     if missing:
         raise WeightsError(f"{path}: config lacks {missing}")
@@ -235,24 +277,27 @@ def bf16_supported(device):
 
 # Evaluator ------------------------------------------------------------------------------
 
-def symmetric_forward(model, x, mask, symmetries=1):
-    """Return (log-probabilities of head 1 [B, N*N], ownership [B, N*N] or None) for input
-    planes x [B, C, N, N] and legal masks [B, N*N]. With symmetries=8 the net sees all 8
-    rotations and reflections of each position in one batch; the probabilities (and
-    ownership) are turned back and averaged, which makes the policy exactly symmetric."""
+def symmetric_forward(model, x, mask, symmetries=1, komi=None):
+    """Return (log-probabilities of head 1 [B, N*N], ownership [B, N*N] or None, value [B] or
+    None) for input planes x [B, C, N, N], legal masks [B, N*N] and komi [B] for the side to
+    move. With symmetries=8 the net sees all 8 rotations and reflections of each position in
+    one batch; the probabilities (and ownership, value) are turned back and averaged, which
+    makes the policy exactly symmetric."""
     if symmetries == 1:
-        logp, own = model(x, mask)
-        return logp[:, 0], own
+        logp, own, value = model(x, mask, komi)
+        return logp[:, 0], own, value
     n = x.shape[-1]
     batch = x.shape[0]
     xs = torch.cat([_turn(x, k) for k in range(symmetries)])
     masks = torch.cat([_turn(mask.reshape(batch, n, n), k).reshape(batch, n * n)
                        for k in range(symmetries)])
-    logp, own = model(xs.contiguous(), masks.contiguous())
+    komis = None if komi is None else komi.repeat(symmetries)
+    logp, own, value = model(xs.contiguous(), masks.contiguous(), komis)
     probs = _turn_back(logp[:, 0].float().exp(), symmetries, n)
     # Illegal points stay at probability 0 (log -inf), as with one symmetry.
     own = None if own is None else _turn_back(own.float(), symmetries, n)
-    return probs.masked_fill(~mask.bool(), 0.0).log(), own
+    value = None if value is None else value.float().reshape(symmetries, batch).mean(0)
+    return probs.masked_fill(~mask.bool(), 0.0).log(), own, value
 
 
 def _turn(t, k):
@@ -300,29 +345,47 @@ class Policy:
         self.rank = model.config["rank"]
         self.edge = model.config["edge"]
 
+    @property
+    def has_value(self):
+        """Whether the net has a value head."""
+        return self.model.value is not None
+
     @torch.inference_mode()
-    def evaluate(self, boards, colors=None, ownership=False):
+    def evaluate(self, boards, colors=None, ownership=False, komi=0.0, value=False):
         """Return priors float32 [B, N*N] (index y*N+x, 0 on illegal points, rows sum to 1);
         with ownership=True also ownership float32 [B, N*N] in [-1, 1] for the side to move
-        (None if the net has no ownership head). colors default to each board's TO_PLAY."""
+        (None if the net has no ownership head), with value=True also the value float32 [B]
+        in [-1, 1] for the side to move under komi (None without a value head), in that
+        order. colors default to each board's TO_PLAY."""
+        if colors is None:
+            colors = [int(b.info[bd.TO_PLAY]) for b in boards]
         x = feat.extract(boards, colors, self.rank, self.edge)
         mask = feat.legal_masks(boards, colors)
         empty = ~mask.any(axis=1)
         mask[empty] = True  # no legal point: avoid NaN; callers pass in that case
         xt = torch.from_numpy(x).to(self.device)
         mt = torch.from_numpy(mask).to(self.device)
+        kt = torch.from_numpy(komi_for(colors, komi)).to(self.device)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-            logp, own = symmetric_forward(self.model, xt, mt, self.symmetries)
+            logp, own, val = symmetric_forward(self.model, xt, mt, self.symmetries, kt)
         priors = logp.exp().float().cpu().numpy()
         priors[empty] = 0.0
-        if not ownership:
-            return priors
-        return priors, (None if own is None else own.float().cpu().numpy())
+        out = [priors]
+        if ownership:
+            out.append(None if own is None else own.float().cpu().numpy())
+        if value:
+            out.append(None if val is None else val.float().cpu().numpy())
+        return out[0] if len(out) == 1 else tuple(out)
 
     def point_priors(self, boards, colors=None):
         """Return float32 [B, S] priors indexed by engine point (0 off the board)."""
-        priors = self.evaluate(boards, colors)
+        return self.point_evaluate(boards, colors)[0]
+
+    def point_evaluate(self, boards, colors=None, komi=0.0):
+        """Return (priors float32 [B, S] indexed by engine point, 0 off the board; values
+        float32 [B] for the side to move under komi, or None without a value head)."""
+        priors, values = self.evaluate(boards, colors, komi=komi, value=True)
         n = int(boards[0].info[bd.SIZE])
         out = np.zeros((len(boards), (n + 2) ** 2), np.float32)
         out[:, feat.index_to_point(np.arange(n * n), n)] = priors
-        return out
+        return out, values

@@ -43,7 +43,13 @@ def parse_args(argv=None):
     p.add_argument("--ownership", action="store_true", help="train an ownership head (final "
                    "Tromp-Taylor owner; noisy since most games are resigned)")
     p.add_argument("--edge", action="store_true", help="Clark & Storkey edge-encoding plane")
-    p.add_argument("--out", required=True, help="weights file to write (best validation NLL)")
+    p.add_argument("--value", action="store_true", help="train a value head on the games' "
+                   "winners (counted or resigned games); with --init it may be added to a net "
+                   "that has none")
+    p.add_argument("--value-loss-weight", type=float, default=1.0,
+                   help="weight of the value head's squared error in the loss")
+    p.add_argument("--out", required=True, help="weights file to write (best validation loss: "
+                   "head-1 NLL, plus the weighted value error with a value head)")
     p.add_argument("--run-dir", help="checkpoint and log directory (default runs/<out name>)")
     p.add_argument("--resume", action="store_true", help="continue from RUN/ckpt.pt")
     p.add_argument("--init", metavar="WEIGHTS", help="start from a weights file's network (its "
@@ -95,21 +101,36 @@ def use_bf16(choice, device):
     return nm.bf16_supported(device)
 
 
-def losses(model, batch, device, bf16, ownership_weight):
-    """Return (total loss, head-1 NLL mean, head-1 log-probs) for a batch dict."""
+def losses(model, batch, device, bf16, ownership_weight, value_weight=1.0):
+    """Return (total loss, head-1 NLL mean, head-1 log-probs, values or None) for a batch
+    dict; the value's squared error counts on the rows with a finite target."""
     x = batch["x"].to(device, non_blocking=True)
     x = x.contiguous(memory_format=torch.channels_last)
     mask = batch["mask"].to(device)
     targets = batch["targets"].to(device)
+    komi = batch["komi"].to(device) if "komi" in batch else None
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-        logp, own = model(x, mask)
+        logp, own, value = model(x, mask, komi)
     valid = targets >= 0
     picked = logp.gather(2, targets.clamp(min=0).unsqueeze(2)).squeeze(2)
     nll = -(picked * valid).sum(0) / valid.sum(0).clamp(min=1)
     total = nll.sum()
     if own is not None and "owner" in batch:
         total = total + ownership_weight * F.mse_loss(own, batch["owner"].to(device))
-    return total, nll[0], logp[:, 0]
+    if value is not None and "value" in batch:
+        target = batch["value"].to(device)
+        known = torch.isfinite(target)
+        if known.any():
+            total = total + value_weight * F.mse_loss(value[known], target[known])
+    return total, nll[0], logp[:, 0], value
+
+
+def value_counts(value, target):
+    """Return (summed squared error, right-side-of-zero count, positions) of values against
+    finite targets."""
+    known = torch.isfinite(target)
+    v, t = value[known].float(), target[known]
+    return float(((v - t) ** 2).sum()), int(((v > 0) == (t > 0)).sum()), int(known.sum())
 
 
 def accuracy_counts(logp1, targets1):
@@ -125,18 +146,27 @@ def accuracy_counts(logp1, targets1):
 
 @torch.no_grad()
 def evaluate(model, batches, device, bf16):
-    """Return {val_top1, val_top5, val_nll, val_positions} of head 1 on a list of batches."""
+    """Return {val_top1, val_top5, val_nll, val_positions} of head 1 on a list of batches,
+    with a value head also val_value_mse and val_value_acc (share of positions whose winner
+    the value's sign gives)."""
     was_training = model.training
     model.eval()
     h1 = h5 = n = 0
     nll = 0.0
+    squared = right = known = 0
     for b in batches:
         b = {k: torch.from_numpy(v) for k, v in b.items()}
-        _, _, logp1 = losses(model, b, device, bf16, 0.0)
+        _, _, logp1, value = losses(model, b, device, bf16, 0.0, 0.0)
         c = accuracy_counts(logp1.float(), b["targets"][:, 0].to(device))
         h1, h5, nll, n = h1 + c[0], h5 + c[1], nll + c[2], n + c[3]
+        if value is not None and "value" in b:
+            v = value_counts(value, b["value"].to(device))
+            squared, right, known = squared + v[0], right + v[1], known + v[2]
     model.train(was_training)
-    return {"val_top1": h1 / n, "val_top5": h5 / n, "val_nll": nll / n, "val_positions": n}
+    metrics = {"val_top1": h1 / n, "val_top5": h5 / n, "val_nll": nll / n, "val_positions": n}
+    if known:
+        metrics.update(val_value_mse=squared / known, val_value_acc=right / known)
+    return metrics
 
 
 def lr_at(args, step, plateau_scale):
@@ -183,7 +213,7 @@ def main(argv=None):
                                    ("heads", args.heads)) if v is not None}
     if args.width is not None:
         overrides["first_width"] = args.width
-    for flag in ("symmetric", "ownership", "edge"):
+    for flag in ("symmetric", "ownership", "edge", "value"):
         if getattr(args, flag):
             overrides[flag] = True
     config = nm.make_config(args.config, **overrides)
@@ -200,10 +230,13 @@ def main(argv=None):
             sys.exit(f"--init: {e}")
         config = init["config"]
         samples = int(init.get("meta", {}).get("samples", 0))
-        clash = {k: v for k, v in overrides.items() if k != "depth" and config[k] != v}
+        clash = {k: v for k, v in overrides.items()
+                 if k not in ("depth", "value") and config[k] != v}
         if clash:
             sys.exit(f"--init: {args.init} has {({k: config[k] for k in clash})}; only --depth "
-                     "can change a network that training starts from")
+                     "and --value can change a network that training starts from")
+        if args.value:
+            config = {**config, "value": True}
         if args.depth is not None and args.depth != config["depth"]:
             try:
                 config, init["state_dict"] = nm.deepened(config, init["state_dict"], args.depth)
@@ -222,7 +255,11 @@ def main(argv=None):
     if ckpt is not None:
         model.load_state_dict(ckpt["model"])
     elif init is not None:
-        model.load_state_dict(init["state_dict"])
+        # A value head added by --value starts from its fresh initialisation.
+        missing, unexpected = model.load_state_dict(init["state_dict"], strict=False)
+        if unexpected or any(not k.startswith("value.") for k in missing):
+            sys.exit(f"--init: {args.init} does not fit its config (missing {missing}, "
+                     f"unexpected {unexpected})")
     model.to(device).to(memory_format=torch.channels_last).train()
     decay = [p for n, p in model.named_parameters() if p.ndim > 1]
     no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
@@ -238,7 +275,7 @@ def main(argv=None):
 
     sample_kwargs = dict(paths=args.data, batch=args.batch, split="train", heads=config["heads"],
                          rank=config["rank"], edge=config["edge"], ownership=config["ownership"],
-                         pool=args.pool, sample_rate=args.sample_rate, val_mod=args.val_mod)
+                         value=config["value"], pool=args.pool, sample_rate=args.sample_rate, val_mod=args.val_mod)
     # A resumed run draws a new game order (seeded by the step) rather than replaying the
     # games it has already seen.
     dataset = Batches(sample_kwargs, rank, world, args.seed * 1000003 + step)
@@ -249,7 +286,7 @@ def main(argv=None):
     if main_rank:
         val = nd.validation_set(args.val_data or args.data, args.val_positions, config["heads"],
                                 config["rank"], config["edge"], config["ownership"],
-                                val_mod=args.val_mod)
+                                val_mod=args.val_mod, value=config["value"])
         log = open(log_path, "a")
         print(f"config {config} device {device} bf16 {bf16} threads "
               f"{torch.get_num_threads()} workers {args.workers} validation "
@@ -271,10 +308,12 @@ def main(argv=None):
     def validate():
         nonlocal best, plateau_scale, stale
         metrics = evaluate(model, val, device, bf16)
+        metrics["val_loss"] = metrics["val_nll"] + args.value_loss_weight * metrics.get(
+            "val_value_mse", 0.0)
         record = {"step": step, "samples": samples, "wall": round(wall, 1), **metrics}
-        improved = metrics["val_nll"] < best
+        improved = metrics["val_loss"] < best
         if improved:
-            best = metrics["val_nll"]
+            best = metrics["val_loss"]
             stale = 0
             meta = {"step": step, "samples": samples, "wall_seconds": round(wall, 1),
                     **({"init": init_name} if init_name else {}),
@@ -289,8 +328,10 @@ def main(argv=None):
                 stale = 0
         record["best"] = improved
         write_log(record)
+        value_text = (f" value mse {metrics['val_value_mse']:.4f} acc "
+                      f"{metrics['val_value_acc']:.4f}" if "val_value_mse" in metrics else "")
         print(f"\nvalidation step {step}: top1 {metrics['val_top1']:.4f} top5 "
-              f"{metrics['val_top5']:.4f} nll {metrics['val_nll']:.4f}"
+              f"{metrics['val_top5']:.4f} nll {metrics['val_nll']:.4f}{value_text}"
               f"{' (saved ' + args.out + ')' if improved else ''}", file=sys.stderr, flush=True)
 
     tty = sys.stderr.isatty()
@@ -306,7 +347,8 @@ def main(argv=None):
         batch = next(it)
         for g in opt.param_groups:
             g["lr"] = lr_at(args, step, plateau_scale)
-        total, nll1, logp1 = losses(net, batch, device, bf16, args.ownership_weight)
+        total, nll1, logp1, _ = losses(net, batch, device, bf16, args.ownership_weight,
+                                       args.value_loss_weight)
         opt.zero_grad(set_to_none=True)
         total.backward()
         opt.step()

@@ -219,3 +219,47 @@ def test_training_from_init_weights_can_deepen_the_network(corpus, tmp_path):
     with pytest.raises(SystemExit, match="cannot deepen"):
         nt.main(common + ["--init", deep, "--depth", "2", "--out", base,
                           "--run-dir", str(tmp_path / "shallow"), "--steps", "2"])
+
+
+@pytest.mark.parametrize("result, winner", [
+    ("B+R", bd.BLACK), ("W+3.5", bd.WHITE), ("B+Resign", bd.BLACK), ("w+r", bd.WHITE),
+    ("B+", bd.BLACK), ("B+T", 0), ("W+Time", 0), ("W+F", 0), ("B+Forfeit", 0), ("0", 0),
+    ("Draw", 0), ("Void", 0), ("?", 0), ("", 0), (None, 0), ("B+x", 0)])
+def test_winner_of_a_result(result, winner):
+    assert nd.winner_of(result) == winner
+
+
+def test_value_targets_are_the_winner_seen_from_the_side_to_move():
+    won_by_white = GOOD[0].replace("KM[6.5]", "KM[6.5]RE[W+R]")
+    record, = nd.parse_sgf_bytes("w.sgf", won_by_white.encode())
+    assert record.winner == bd.WHITE and record.komi == 6.5
+    writer = nd.SampleWriter(3, value=True)
+    b = nd.new_game_board(record)
+    writer.write(0, b, record, 0, 0)        # black to move
+    bd.play(b, record.points[0], record.colors[0])
+    writer.write(1, b, record, 1, 3)        # white to move
+    on_time, = nd.parse_sgf_bytes("t.sgf", GOOD[0].replace("KM[6.5]", "KM[6.5]RE[W+T]").encode())
+    writer.write(2, nd.new_game_board(on_time), on_time, 0, 0)
+    batch = writer.batch()
+    assert batch["value"][:2].tolist() == [-1.0, 1.0] and np.isnan(batch["value"][2])
+    assert batch["komi"].tolist() == [-6.5, 6.5, -6.5]
+
+
+def test_training_adds_a_value_head_to_a_net_without_one(tmp_path):
+    root = tmp_path / "results"
+    root.mkdir()
+    for i, text in enumerate(GOOD[:4]):
+        (root / f"r{i}.sgf").write_text(text.replace("KM[6.5]", f"KM[6.5]RE[{'BW'[i % 2]}+R]"))
+    base = str(tmp_path / "base.pt")
+    nm.save_model(nm.PolicyNet(nm.make_config("tiny", value=False)), base)
+    valued = str(tmp_path / "valued.pt")
+    common = ["--data", str(root), "--batch", "16", "--workers", "0", "--threads", "1",
+              "--val-positions", "64", "--ckpt-minutes", "0", "--val-minutes", "0",
+              "--log-every", "2", "--warmup", "2", "--bf16", "off", "--pool", "4",
+              "--val-mod", "3"]
+    nt.main(common + ["--init", base, "--value", "--out", valued,
+                      "--run-dir", str(tmp_path / "run"), "--steps", "2"])
+    model, meta = nm.load_model(valued)
+    assert model.config["value"] is True and model.value is not None
+    assert 0 <= meta["val_value_acc"] <= 1 and meta["val_value_mse"] >= 0
+    assert meta["val_loss"] == pytest.approx(meta["val_nll"] + meta["val_value_mse"])

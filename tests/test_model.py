@@ -16,21 +16,21 @@ def tiny(**overrides):
 def test_forward_shapes_and_heads():
     model = tiny(heads=3, ownership=True)
     x = torch.rand(4, 25, 19, 19)
-    logp, own = model(x)
+    logp, own, _ = model(x)
     assert logp.shape == (4, 3, 361) and own.shape == (4, 361)
     torch.testing.assert_close(logp.exp().sum(-1), torch.ones(4, 3))
     assert own.abs().max() <= 1
 
 
 def test_fully_convolutional_on_other_sizes():
-    logp, own = tiny(ownership=False)(torch.rand(2, 25, 9, 9))
+    logp, own, value = tiny(ownership=False)(torch.rand(2, 25, 9, 9))
     assert logp.shape == (2, 3, 81) and own is None
 
 
 def test_illegal_points_get_probability_zero():
     model = tiny()
     mask = torch.rand(3, 361) > 0.5
-    logp, _ = model(torch.rand(3, 25, 19, 19), mask)
+    logp, _, _ = model(torch.rand(3, 25, 19, 19), mask)
     p = logp[:, 0].exp()
     assert torch.all(p[~mask] == 0)
     torch.testing.assert_close(p.sum(-1), torch.ones(3))
@@ -49,10 +49,10 @@ def test_named_configs():
 def test_symmetric_tying_makes_the_net_equivariant():
     model = tiny(symmetric=True, depth=2)
     x = torch.rand(1, 25, 9, 9)
-    logp, _ = model(x)
+    logp, _, _ = model(x)
     for k in range(8):
         xk = torch.from_numpy(feat.transform_planes(x.numpy(), k).copy())
-        logpk, _ = model(xk)
+        logpk, _, _ = model(xk)
         expected = feat.transform_planes(logp[0, 0].reshape(9, 9).detach().numpy(), k)
         np.testing.assert_allclose(logpk[0, 0].reshape(9, 9).detach().numpy(), expected,
                                    rtol=1e-4, atol=1e-5)
@@ -85,7 +85,7 @@ def test_deepened_net_computes_the_same_function(symmetric):
     x = torch.rand(3, 25, 9, 9).round()
     mask = torch.rand(3, 81) > 0.3
     with torch.no_grad():
-        (logp, own), (deep_logp, deep_own) = model(x, mask), deeper(x, mask)
+        (logp, own, _), (deep_logp, deep_own, _) = model(x, mask), deeper(x, mask)
     torch.testing.assert_close(deep_logp, logp, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(deep_own, own, rtol=1e-4, atol=1e-4)
     same_config, same_state = nm.deepened(model.config, model.state_dict(), 2)
@@ -218,3 +218,41 @@ def test_symmetry_averaged_priors_turn_with_the_board():
 def test_symmetries_must_be_one_or_eight():
     with pytest.raises(ValueError, match="1 or 8"):
         nm.Policy(model=tiny(), device="cpu", symmetries=4)
+
+
+def test_value_head_sees_the_komi_and_the_side_to_move():
+    model = tiny()
+    x = torch.rand(3, 25, 19, 19)
+    _, _, value = model(x, komi=torch.tensor([-7.5, 0.0, 7.5]))
+    assert value.shape == (3,) and value.abs().max() <= 1
+    _, _, same = model(x, komi=torch.tensor([-7.5, 0.0, 7.5]))
+    torch.testing.assert_close(value, same)
+    _, _, other = model(x, komi=torch.tensor([7.5, 0.0, -7.5]))
+    assert not torch.allclose(value[[0, 2]], other[[0, 2]])
+    assert nm.komi_for([1, 2], 7.5).tolist() == [-7.5, 7.5]   # black gives, white gets
+    assert tiny(value=False)(x)[2] is None
+
+
+def test_policy_values_for_the_side_to_move():
+    game = Game(9)
+    game.play(game.to_play, game.parse_vertex("E5"))
+    policy = nm.Policy(model=tiny(), device="cpu", bf16="off")
+    priors, values = policy.point_evaluate([game.board, Game(9).board], komi=7.5)
+    assert priors.shape == (2, 121) and values.shape == (2,)
+    _, _, expected = policy.model(    # white to move: white gets the komi
+        torch.from_numpy(feat.extract([game.board])), komi=torch.tensor([7.5]))
+    np.testing.assert_allclose(values[0], expected[0].item(), rtol=1e-5)
+    eight = nm.Policy(model=policy.model, device="cpu", bf16="off", symmetries=8)
+    assert eight.point_evaluate([game.board], komi=7.5)[1].shape == (1,)
+    no_value = nm.Policy(model=tiny(value=False), device="cpu")
+    assert no_value.point_evaluate([game.board])[1] is None and not no_value.has_value
+
+
+def test_weights_written_before_the_value_head_still_load(tmp_path):
+    path = str(tmp_path / "old.pt")
+    nm.save_model(tiny(value=False), path)
+    payload = torch.load(path, weights_only=True)
+    del payload["config"]["value"]
+    torch.save(payload, path)
+    model, _ = nm.load_model(path)
+    assert model.config["value"] is False and model.value is None
