@@ -111,6 +111,26 @@ def build_parser():
     p.add_argument("--rave-bias", type=float, default=SearchConfig.rave_bias,
                    help="RAVE (all-moves-as-first) blend: Silver's 4b^2; a negative value "
                         f"turns RAVE off; default {SearchConfig.rave_bias}")
+    p.add_argument("--tree-policy", choices=("darkforest", "puct"),
+                   default=SearchConfig.tree_policy,
+                   help="with the network: 'darkforest' runs UCB1 over the net's top moves "
+                        "with the prior as a fading bias; 'puct' puts the prior into the "
+                        "exploration term (AlphaGo, Leela) and keeps more moves; default "
+                        f"{SearchConfig.tree_policy}")
+    p.add_argument("--puct-c", type=non_negative, default=SearchConfig.puct_c,
+                   help=f"PUCT exploration constant; default {SearchConfig.puct_c}")
+    p.add_argument("--fpu-reduction", type=float, default=SearchConfig.fpu_reduction,
+                   help="PUCT: an unvisited move starts at the mean win rate of its visited "
+                        f"siblings less this; default {SearchConfig.fpu_reduction}")
+    p.add_argument("--value-weight", type=fraction, default=SearchConfig.value_weight,
+                   help="share of the network's value head in a move's win rate (0: playouts "
+                        "only, 1: the net only); needs weights with a value head; default "
+                        f"{SearchConfig.value_weight}")
+    p.add_argument("--net-prior-eqex", type=prior_playouts, default=SearchConfig.net_prior_eqex,
+                   help="with the network: playouts' worth of each heuristic prior (as "
+                        "--prior-eqex) added to the net's moves, so that captures, escapes "
+                        "and self-ataris weigh in; default "
+                        f"{SearchConfig.net_prior_eqex}")
     p.add_argument("--symmetries", type=int, choices=(1, 8),
                    help="network evaluations averaged over 1 or all 8 board symmetries; "
                         "default 8 with --policy-only, 1 in the search")
@@ -181,6 +201,9 @@ def build_engine(args, evaluator=None):
     search = SearchConfig(threads=args.threads, seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
                           rave_bias=args.rave_bias, prior_eqex=args.prior_eqex,
+                          tree_policy=args.tree_policy, puct_c=args.puct_c,
+                          fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
+                          net_prior_eqex=args.net_prior_eqex,
                           policy=PolicyConfig(reply=args.lgrf))
     config = PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                           ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,

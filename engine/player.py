@@ -17,6 +17,24 @@ RESIGN = -2
 RESIGN_AFTER = 3      # searches in a row below the resign threshold before resigning
 CONTESTED = 0.6       # a stone whose mean playout ownership is nearer 0 is still fought over
 PASSES_BEFORE_GIVING_UP = 3   # opponent passes in a row after which an open fight is let be
+# The final choice: the net's favourite replaces the most visited move when its win rate is
+# this much higher over at least this share of the most visited move's visits.
+FAVOURITE_MARGIN = 0.05
+FAVOURITE_MIN_SHARE = 0.3
+
+
+def robust_choice(result):
+    """Return the MoveStats to play: the most visited root move (robust to the noise of a
+    lucky few playouts), unless the network's favourite has been searched enough and is
+    clearly better (see FAVOURITE_MARGIN); None when there are no candidates."""
+    best = result.best
+    if best is None:
+        return None
+    favourite = max(result.children, key=lambda m: m.prior)
+    if (favourite is not best and favourite.visits >= FAVOURITE_MIN_SHARE * best.visits
+            and favourite.winrate > best.winrate + FAVOURITE_MARGIN):
+        return favourite
+    return best
 
 
 @dataclass
@@ -230,10 +248,10 @@ class Player:
         seconds = self.move_seconds(game, color)
         result = self.search.run(game, self.config.rollouts, seconds, stop_event, progress)
         self.last_result = result
-        best = result.best
+        best = robust_choice(result)
         if best is None:
             return bd.PASS
-        if self._should_resign(game, result) and not cleanup:
+        if self._should_resign(game, result, best) and not cleanup:
             return RESIGN
         if best.winrate > 0.5 and not cleanup and self._settled(game, color):
             return bd.PASS
@@ -277,12 +295,12 @@ class Player:
         """Moves before which we never resign: a quarter of the board, 100 with handicap."""
         return 100 if game.handicap else game.size * game.size // 4
 
-    def _should_resign(self, game, result):
-        """Return True when the best move's win rate has stayed below the threshold for
+    def _should_resign(self, game, result, best):
+        """Return True when the chosen move's win rate has stayed below the threshold for
         RESIGN_AFTER searches in a row (one bad reading is not enough to give up)."""
         hopeless = (result.playouts >= min(self.config.min_resign_playouts,
                                            self.config.rollouts // 2)
-                    and result.best.winrate < self.config.resign_threshold)
+                    and best.winrate < self.config.resign_threshold)
         self._hopeless_searches = self._hopeless_searches + 1 if hopeless else 0
         return (len(game.moves) >= self._min_resign_moves(game)
                 and self._hopeless_searches >= RESIGN_AFTER)

@@ -5,6 +5,12 @@ wins, virtual loss, prior, child node) live in flat edge arrays, so selection is
 slice. Worker threads descend with virtual loss and darkforest's uniform noise on win rates,
 claim expansions and node slots with atomic compare-and-swap, run a playout from the leaf and
 back the result up with atomic adds. Wins are counted in half points (2 per win, 1 per jigo).
+
+Two tree policies choose among a node's edges: darkforest's (UCB1 over the net's top moves, the
+prior only a bias that fades with visits) and PUCT (AlphaGo's and Leela's: the prior scales the
+exploration term, so the search spends its playouts where the net looks unless the results
+say otherwise). With a value head, the net's evaluation of each expanded leaf is backed up
+along its path into separate statistics and mixed with the playouts' win rate (AlphaGo).
 """
 import logging
 import math
@@ -28,8 +34,17 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 
 # Slots of the float64 parameter array handed to the workers.
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
- P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX) = range(12)
-PARAM_SLOTS = 12
+ P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
+ P_FPU_REDUCTION, P_VALUE_WEIGHT) = range(16)
+PARAM_SLOTS = 16
+
+# Tree policies (P_TREE_POLICY).
+DARKFOREST, PUCT = 0, 1
+TREE_POLICIES = {"darkforest": DARKFOREST, "puct": PUCT}
+
+# Network values are backed up as integer wins of VALUE_SCALE per won evaluation (atomic adds
+# are integer only).
+VALUE_SCALE = 1000
 
 # Slots of the tree's counters.
 C_NODES, C_EDGES, C_PLAYOUTS_DONE, C_PLAYOUTS_CLAIMED = range(4)
@@ -51,6 +66,8 @@ Tree = namedtuple("Tree", [
     "edge_prior_visits",  # int32[edges]: equivalent experience of the heuristic prior
     "edge_prior_wins",    # int32[edges]: its half-point wins (merged into the move's stats)
     "edge_child",    # int32[edges]: node reached by the move, -1 until first visited
+    "edge_value_visits",  # int32[edges]: network evaluations of leaves below the edge
+    "edge_value_wins",    # int32[edges]: their value for the mover, VALUE_SCALE per win
     "counters",      # int64[4]: nodes used, edges used, playouts done, playouts claimed
 ])
 # Heuristic prior playouts are stored as int32 half-points (up to 9 x eqex): keep them far
@@ -60,7 +77,11 @@ MAX_PRIOR_EQEX = 1_000_000
 
 @dataclass
 class SearchConfig:
-    """Search parameters; one object travels from the command line to the workers."""
+    """Search parameters; one object travels from the command line to the workers.
+
+    With the network, tree_policy picks darkforest's selection or PUCT; each has its own
+    breadth (top_k / root_top_k / top_cumulative against the puct_ ones)."""
+    tree_policy: str = "darkforest"
     uct_c: float = 0.3
     rave_bias: float = 0.02        # Silver's 4 b^2; negative turns RAVE off
     first_play_urgency: float = 1.1
@@ -70,19 +91,37 @@ class SearchConfig:
     prior_weight: float = 0.0
     net_prior_weight: float = 1.0
     prior_eqex: int = 10           # playouts' worth of each heuristic prior without the net
+    net_prior_eqex: int = 0        # the same with the net
     net_expand_visits: int = 4
     top_k: int = 10
     top_cumulative: float = 0.95
     root_top_k: int = 25
+    puct_c: float = 1.5
+    fpu_reduction: float = 0.1     # PUCT: an unvisited move's value is its parent's less this
+    puct_top_k: int = 40
+    puct_root_top_k: int = 100
+    puct_top_cumulative: float = 0.999
+    value_weight: float = 0.0      # share of the network's value in a move's win rate
     threads: int = 1
     max_nodes: int = 400_000
     max_edges: int = 8_000_000
     seed: int = 0
     policy: po.PolicyConfig = field(default_factory=po.PolicyConfig)
 
+    def breadth(self, net=True):
+        """Return (top_k, root_top_k, top_cumulative): how many of the net's moves a node
+        keeps under this tree policy."""
+        if self.tree_policy == "puct":
+            return self.puct_top_k, self.puct_root_top_k, self.puct_top_cumulative
+        return self.top_k, self.root_top_k, self.top_cumulative
+
     def as_array(self, komi, net=False):
         """Return the float64 parameter array the numba workers read. With net, leaves are
-        expanded by the network server (top moves by prior, darkforest style)."""
+        expanded by the network server (top moves by prior) and tree_policy applies; without,
+        selection is darkforest's UCB1 with RAVE and heuristic priors."""
+        if self.tree_policy not in TREE_POLICIES:
+            raise ValueError(f"unknown tree policy {self.tree_policy!r}")
+        top_k, _, cumulative = self.breadth()
         params = np.zeros(PARAM_SLOTS, np.float64)
         params[P_UCT_C] = self.uct_c
         params[P_FPU] = self.first_play_urgency
@@ -92,10 +131,14 @@ class SearchConfig:
         params[P_KOMI] = komi
         params[P_PRIOR_WEIGHT] = self.net_prior_weight if net else self.prior_weight
         params[P_NET] = 1.0 if net else 0.0
-        params[P_TOP_K] = self.top_k if net else 1 << 30
-        params[P_TOP_CUMULATIVE] = self.top_cumulative if net else 2.0
+        params[P_TOP_K] = top_k if net else 1 << 30
+        params[P_TOP_CUMULATIVE] = cumulative if net else 2.0
         params[P_RAVE_BIAS] = self.rave_bias
-        params[P_PRIOR_EQEX] = 0 if net else self.prior_eqex
+        params[P_PRIOR_EQEX] = self.net_prior_eqex if net else self.prior_eqex
+        params[P_TREE_POLICY] = TREE_POLICIES[self.tree_policy] if net else DARKFOREST
+        params[P_PUCT_C] = self.puct_c
+        params[P_FPU_REDUCTION] = self.fpu_reduction
+        params[P_VALUE_WEIGHT] = self.value_weight if net else 0.0
         return params
 
 
@@ -116,6 +159,8 @@ def new_tree(max_nodes, max_edges):
         edge_prior_visits=np.zeros(max_edges, np.int32),
         edge_prior_wins=np.zeros(max_edges, np.int32),
         edge_child=np.full(max_edges, -1, np.int32),
+        edge_value_visits=np.zeros(max_edges, np.int32),
+        edge_value_wins=np.zeros(max_edges, np.int32),
         counters=np.zeros(4, np.int64),
     )
 
@@ -278,6 +323,8 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
         tree.edge_amaf_visits[e] = 0
         tree.edge_amaf_wins[e] = 0
         tree.edge_child[e] = -1
+        tree.edge_value_visits[e] = 0
+        tree.edge_value_wins[e] = 0
         tree.edge_prior[e] = priors[moves[i]] / total if total > 0 else 1.0 / n
         if eqex > 0:
             tree.edge_prior_visits[e], tree.edge_prior_wins[e] = heuristic_prior(
@@ -292,38 +339,103 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
 
 
 @njit(**bd.NO_ALLOC)
+def edge_winrate(tree, e, n, rave_bias, value_weight):
+    """Return the mover's win rate of edge e with n visits (real, virtual and heuristic
+    prior; n + AMAF visits > 0): the playouts' rate with the prior's experience merged in, as
+    Pachi does, blended with the all-moves-as-first (RAVE) rate by Silver's beta (rave_bias
+    < 0: none), then mixed with the network's values backed up through the edge, if any, by
+    value_weight."""
+    amaf = tree.edge_amaf_visits[e]
+    q = 0.5 * (tree.edge_wins[e] + tree.edge_prior_wins[e]) / n if n > 0 else 0.0
+    if amaf > 0 and rave_bias >= 0:
+        beta = amaf / (n + amaf + rave_bias * n * amaf)
+        q = (1.0 - beta) * q + beta * 0.5 * tree.edge_amaf_wins[e] / amaf
+    evaluations = tree.edge_value_visits[e]
+    if value_weight > 0 and evaluations > 0:
+        value = tree.edge_value_wins[e] / (VALUE_SCALE * evaluations)
+        q = (1.0 - value_weight) * q + value_weight * value
+    return q
+
+
+@njit(**bd.NO_ALLOC)
 def select_edge(tree, node, params, rng):
-    """Return the edge of an EXPANDED node with the highest value, or -1: the win rate (with
-    the heuristic prior's experience merged in, as Pachi does) blended with the
-    all-moves-as-first (RAVE) win rate by Silver's beta, plus UCB1 exploration, darkforest's
-    uniform noise and a network prior bias that fades with visits."""
+    """Return the edge of an EXPANDED node with the highest value, or -1. Darkforest's
+    policy: the win rate (edge_winrate) plus UCB1 exploration, darkforest's uniform noise and
+    a network prior bias that fades with visits; unvisited moves get the first-play urgency.
+    PUCT: see select_puct."""
     first = tree.node_first[node]
     count = tree.node_count[node]
     if count == 0:
         return -1
+    if params[P_TREE_POLICY] == PUCT:
+        return select_puct(tree, node, params, rng)
     log_parent = math.log(tree.node_visits[node] + 1.0)
     c = params[P_UCT_C]
     noise = params[P_NOISE]
     prior_weight = params[P_PRIOR_WEIGHT]
     rave_bias = params[P_RAVE_BIAS]
+    value_weight = params[P_VALUE_WEIGHT]
     best = -1
     best_value = -1e300
     for e in range(first, first + count):
         n = tree.edge_visits[e] + tree.edge_virtual[e] + tree.edge_prior_visits[e]
-        amaf = tree.edge_amaf_visits[e]
-        if n == 0 and amaf == 0:
+        if n == 0 and (tree.edge_amaf_visits[e] == 0 or rave_bias < 0):
             value = params[P_FPU]
         else:
-            q = 0.5 * (tree.edge_wins[e] + tree.edge_prior_wins[e]) / n if n > 0 else 0.0
-            if amaf > 0:
-                beta = amaf / (n + amaf + rave_bias * n * amaf)
-                q = (1.0 - beta) * q + beta * 0.5 * tree.edge_amaf_wins[e] / amaf
-            value = q + c * math.sqrt(log_parent / (n + 1.0))
+            value = edge_winrate(tree, e, n, rave_bias, value_weight) \
+                + c * math.sqrt(log_parent / (n + 1.0))
         value += noise * po.rand_float(rng) + prior_weight * tree.edge_prior[e] / (1.0 + n)
         if value > best_value:
             best_value = value
             best = e
     return best
+
+
+@njit(**bd.NO_ALLOC)
+def select_puct(tree, node, params, rng):
+    """PUCT selection: the edge maximising win rate + puct_c * prior * sqrt(N) / (1 + n),
+    with N the node's descents (finished and in flight) and n the edge's. The win rate is
+    edge_winrate's; a move with no experience yet gets first-play urgency: the mean win rate
+    of the node's visited moves less fpu_reduction (0.5 less it before any). Darkforest's
+    uniform noise keeps threads apart."""
+    first = tree.node_first[node]
+    count = tree.node_count[node]
+    rave_bias = params[P_RAVE_BIAS]
+    value_weight = params[P_VALUE_WEIGHT]
+    noise = params[P_NOISE]
+    visits = 0
+    half_wins = 0
+    for e in range(first, first + count):
+        visits += tree.edge_visits[e] + tree.edge_virtual[e]
+        half_wins += tree.edge_wins[e]
+    fpu = (0.5 * half_wins / visits if visits > 0 else 0.5) - params[P_FPU_REDUCTION]
+    scale = params[P_PUCT_C] * math.sqrt(visits + 1.0)
+    best = -1
+    best_value = -1e300
+    for e in range(first, first + count):
+        taken = tree.edge_visits[e] + tree.edge_virtual[e]
+        n = taken + tree.edge_prior_visits[e]
+        if n == 0 and (tree.edge_amaf_visits[e] == 0 or rave_bias < 0):
+            q = fpu
+        else:
+            q = edge_winrate(tree, e, n, rave_bias, value_weight)
+        value = q + scale * tree.edge_prior[e] / (1.0 + taken) + noise * po.rand_float(rng)
+        if value > best_value:
+            best_value = value
+            best = e
+    return best
+
+
+@njit(**bd.NO_ALLOC)
+def backup_value(tree, path_edges, depth, value):
+    """Add a network evaluation of the leaf reached by path_edges[0..depth-1] to every edge
+    on the path: value in [-1, 1] is for the side to move at the leaf, which is not the mover
+    of the last edge."""
+    win = 0.5 * (1.0 - value)      # for the last edge's mover
+    for i in range(depth - 1, -1, -1):
+        atomic_add(tree.edge_value_wins, path_edges[i], np.int32(round(VALUE_SCALE * win)))
+        atomic_add(tree.edge_value_visits, path_edges[i], 1)
+        win = 1.0 - win
 
 
 @njit(cache=True, nogil=True)
@@ -454,7 +566,8 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
     """Run one descent + playout + backup; return False once `budget` playouts are claimed.
 
     request[0] tells whether this step may claim a leaf for the network (0) or not (-1); when
-    it claims one, request[0] becomes the leaf node + 1 and leaf_board holds its position.
+    it claims one, request[0] becomes the leaf node + 1, request[1] its depth (path_edges[0..
+    depth-1] lead to it) and leaf_board holds its position.
     """
     if atomic_add(tree.counters, C_PLAYOUTS_CLAIMED, 1) >= budget:
         return False
@@ -463,6 +576,7 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
                     uniform, request, policy.patterns, ladder)
     if request[0] > 0:
         bd.copy_into(leaf_board, scratch)
+        request[1] = depth
     winner, moves = playout_winner(scratch, policy, rng, params[P_KOMI], record, ladder)
     root_color = root_board.info[bd.TO_PLAY]
     backup(tree, path_nodes, path_edges, depth, root_color, winner, params)
@@ -506,7 +620,7 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
     path_edges = np.empty(MAX_DEPTH, np.int32)
     allow_all = np.ones(root_board.stones.shape[0], np.bool_)
     uniform = np.zeros(root_board.stones.shape[0], np.float32)
-    request = np.full(1, -1, np.int64)
+    request = np.full(2, -1, np.int64)
     record, first_color, sequence, ladder = playout_scratch(root_board)
     done = 0
     while stop[0] == 0:
@@ -638,23 +752,27 @@ class Search:
                    new_ladder_scratch(board.stones.shape[0]))
         else:
             try:
-                priors = self.server.evaluate_now([board])[0]
+                priors = self.server.evaluate_now([board])[0][0]
             except Exception:
                 log.exception("network evaluation of the root failed; uniform priors instead")
                 priors = np.zeros(allowed.shape[0], np.float32)
-            expand(tree, self.root, board, allowed, priors, self.config.root_top_k,
-                   self.config.top_cumulative, self.policy.patterns, np.int32(0),
+            _, root_top_k, cumulative = self.config.breadth()
+            expand(tree, self.root, board, allowed, priors, root_top_k, cumulative,
+                   self.policy.patterns, np.int32(self.config.net_prior_eqex),
                    new_ladder_scratch(board.stones.shape[0]))
 
-    def _on_priors(self, tag, priors):
-        """Server callback: expand the claimed leaf with the network's priors."""
-        node, board = tag
+    def _on_priors(self, tag, priors, value):
+        """Server callback: expand the claimed leaf with the network's priors and back its
+        value up the path that reached it."""
+        node, board, path = tag
         if priors is None:
             priors = np.zeros(board.stones.shape[0], np.float32)
         allow_all = np.ones(board.stones.shape[0], np.bool_)
         fill_edges(self.tree, node, board, allow_all, priors, np.int64(self._params[P_TOP_K]),
-                   self._params[P_TOP_CUMULATIVE], self.policy.patterns, np.int32(0),
-                   new_ladder_scratch(board.stones.shape[0]))
+                   self._params[P_TOP_CUMULATIVE], self.policy.patterns,
+                   np.int32(self._params[P_PRIOR_EQEX]), new_ladder_scratch(board.stones.shape[0]))
+        if value is not None:
+            backup_value(self.tree, path, len(path), value)
 
     def _net_worker(self, board, rng, params, budget, stop):
         """One search thread with the network: numba steps, leaves handed to the server."""
@@ -665,7 +783,7 @@ class Search:
         path_edges = np.empty(MAX_DEPTH, np.int32)
         allow_all = np.ones(points, np.bool_)
         uniform = np.zeros(points, np.float32)
-        request = np.zeros(1, np.int64)
+        request = np.zeros(2, np.int64)
         record, first_color, sequence, ladder = playout_scratch(board)
         while stop[0] == 0:
             request[0] = 0 if self.server.has_room() else -1
@@ -674,7 +792,8 @@ class Search:
                                record, first_color, sequence, ladder):
                 break
             if request[0] > 0:
-                self.server.submit((int(request[0]) - 1, leaf), leaf)
+                path = path_edges[:request[1]].copy()
+                self.server.submit((int(request[0]) - 1, leaf, path), leaf)
                 leaf = bd.copy_board(board)
 
     def run(self, game, playouts, seconds=None, stop_event=None, progress=None):
@@ -686,6 +805,8 @@ class Search:
         started = time.perf_counter()
         board = bd.copy_board(game.board)
         board.info[bd.TO_PLAY] = game.to_play
+        if self.server is not None:
+            self.server.komi = game.rules.komi
         self._place_root(game)
         self._expand_root(game, board)
         tree = self.tree
@@ -726,7 +847,7 @@ class Search:
                 t.join()
         if self.server is not None:
             dropped = self.server.cancel_pending()
-            release_claims(tree, np.array([node for node, _ in dropped], np.int64))
+            release_claims(tree, np.array([tag[0] for tag in dropped], np.int64))
         return self.result(game, time.perf_counter() - started)
 
     def principal_variation(self, move):
@@ -748,8 +869,10 @@ class Search:
         return pv
 
     def result(self, game, seconds=0.0):
-        """Return the root's statistics as a SearchResult."""
+        """Return the root's statistics as a SearchResult; win rates are the playouts' mixed
+        with the network's values by value_weight, as the search sees them (without RAVE)."""
         tree = self.tree
+        value_weight = self.config.value_weight if self.server is not None else 0.0
         children = []
         if tree.node_state[self.root] == EXPANDED:
             first, count = tree.node_first[self.root], tree.node_count[self.root]
@@ -759,6 +882,10 @@ class Search:
                 # Workers add wins before visits: a snapshot taken while they run can
                 # see one more win than visits.
                 winrate = min(1.0, 0.5 * tree.edge_wins[e] / visits) if visits else 0.0
+                evaluations = int(tree.edge_value_visits[e])
+                if visits and evaluations and value_weight > 0:
+                    value = min(1.0, tree.edge_value_wins[e] / (VALUE_SCALE * evaluations))
+                    winrate = (1.0 - value_weight) * winrate + value_weight * value
                 children.append(MoveStats(move, visits, winrate, float(tree.edge_prior[e])))
         children.sort(key=lambda m: (m.visits, m.winrate), reverse=True)
         for m in children[:PV_CHILDREN]:

@@ -1,8 +1,9 @@
-"""Batched network evaluation for the search: leaf positions in, priors out, on one thread.
+"""Batched network evaluation for the search: leaf positions in, priors and values out, on one
+thread.
 
 Search threads submit (tag, board) pairs and go on with their playouts; the server thread
 takes whatever has queued up (up to batch_size), runs one forward pass, and hands each row of
-priors to the callback with its tag. It knows nothing of trees: the search decides what a tag
+priors, with the position's value when the net has a value head, to the callback with its tag. It knows nothing of trees: the search decides what a tag
 means and what to do with the priors (nets never imports engine.search).
 """
 import logging
@@ -16,7 +17,11 @@ class EvalServer:
     """A thread that evaluates submitted boards in batches with a nets.model.Policy."""
 
     def __init__(self, policy, on_result, batch_size=16, max_pending=256):
+        """on_result(tag, priors, value) gets each answer: priors by engine point (None when
+        the pass failed) and the value in [-1, 1] for the side to move (None without a value
+        head). komi, which values depend on, may be changed between searches."""
         self.policy = policy
+        self.komi = 0.0
         self.on_result = on_result
         self.batch_size = batch_size
         self.max_pending = max_pending
@@ -32,12 +37,14 @@ class EvalServer:
         return self._queue.qsize() < self.max_pending
 
     def submit(self, tag, board):
-        """Queue a board for evaluation; on_result(tag, priors) follows on the server thread."""
+        """Queue a board for evaluation; on_result(tag, priors, value) follows on the server
+        thread."""
         self._queue.put((tag, board))
 
     def evaluate_now(self, boards):
-        """Return priors for boards at once, on the caller's thread (the root, say)."""
-        return self.policy.point_priors(boards)
+        """Return (priors, values or None) for boards at once, on the caller's thread (the
+        root, say)."""
+        return self.policy.point_evaluate(boards, komi=self.komi)
 
     def cancel_pending(self):
         """Drop the requests not yet taken, wait for the batch in flight, and return the dropped
@@ -87,11 +94,12 @@ class EvalServer:
     def _evaluate(self, batch):
         """Run one forward pass and hand every row (None if the pass failed) to the callback."""
         try:
-            priors = self.policy.point_priors([board for _, board in batch])
+            priors, values = self.policy.point_evaluate([board for _, board in batch],
+                                                        komi=self.komi)
         except Exception:
             log.exception("network evaluation failed for a batch of %d", len(batch))
-            priors = [None] * len(batch)
-        for (tag, _), row in zip(batch, priors):
-            self.on_result(tag, row)
+            priors, values = [None] * len(batch), None
+        for i, ((tag, _), row) in enumerate(zip(batch, priors)):
+            self.on_result(tag, row, None if values is None else float(values[i]))
         self.evaluated += len(batch)
         self.batches += 1

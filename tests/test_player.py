@@ -244,3 +244,18 @@ def test_dead_stone_judgement_does_not_depend_on_the_searchs_learnt_replies():
     searched.search.run(game, 2000)
     assert (searched.search.policy.reply1 != po.NO_REPLY).any()
     assert (searched.ownership(game).mean == before).all()
+
+
+def test_robust_choice_plays_the_most_visited_unless_the_favourite_is_clearly_better():
+    from engine.player import robust_choice
+    from engine.search import MoveStats, SearchResult
+
+    def result(*children):
+        return SearchResult([MoveStats(*c) for c in children], 0, 0.5, 0.0)
+
+    # (point, visits, win rate, prior)
+    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.53, 0.6))).point == 1
+    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.60, 0.6))).point == 2
+    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 10, 0.90, 0.6))).point == 1
+    assert robust_choice(result((1, 100, 0.50, 0.6), (2, 90, 0.90, 0.3))).point == 1
+    assert robust_choice(result()) is None

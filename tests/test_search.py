@@ -118,27 +118,34 @@ def tiny_evaluator(fail=False):
     from nets.model import Policy, PolicyNet, make_config
     policy = Policy(model=PolicyNet(make_config("tiny")), device="cpu")
     if fail:
-        def broken(boards, colors=None):
+        def broken(boards, colors=None, komi=0.0):
             raise RuntimeError("no network today")
-        policy.point_priors = broken
+        policy.point_evaluate = broken
     return policy
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads):
-    config = SearchConfig(threads=threads, seed=6)
+@pytest.mark.parametrize("threads,tree_policy", [(1, "darkforest"), (2, "darkforest"),
+                                                (2, "puct")])
+def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads, tree_policy):
+    config = SearchConfig(threads=threads, seed=6, tree_policy=tree_policy, value_weight=0.5,
+                          net_prior_eqex=5)
+    top_k, root_top_k, _ = config.breadth()
     search = Search(config, 9, evaluator=tiny_evaluator())
     try:
         result = search.run(Game(9), 2000)
         assert result.playouts == 2000
-        assert 0 < len(result.children) <= config.root_top_k
+        assert 0 < len(result.children) <= root_top_k
         assert search.server.evaluated > 0
+        # Every evaluated leaf (the tiny net has a value head) is backed up through a root edge.
+        root = slice(search.tree.node_first[search.root],
+                     search.tree.node_first[search.root] + search.tree.node_count[search.root])
+        assert search.tree.edge_value_visits[root].sum() == search.server.evaluated
         used = int(search.tree.counters[C_NODES])
         assert not (search.tree.node_state[:used] == 1).any()   # no node left EXPANDING
         check_invariants(search, config.net_expand_visits, threads, waits_for_network=True)
         for node in tree_nodes(search):
             if search.tree.node_state[node] == EXPANDED and node != search.root:
-                assert search.tree.node_count[node] <= config.top_k
+                assert search.tree.node_count[node] <= top_k
     finally:
         search.close()
 
@@ -280,3 +287,52 @@ def test_search_teaches_the_playout_replies_and_a_new_game_forgets_them():
     search.forget()
     assert (search.policy.reply1 == po.NO_REPLY).all()
     assert (search.policy.reply2 == po.NO_REPLY).all()
+
+
+def test_value_backup_alternates_the_mover_up_the_path():
+    from engine.search import VALUE_SCALE, backup_value, new_tree
+    tree = new_tree(10, 10)
+    path = np.array([0, 1, 2], np.int32)
+    backup_value(tree, path, 3, 0.6)     # the leaf's side to move expects to win 80%
+    assert tree.edge_value_visits[:3].tolist() == [1, 1, 1]
+    assert tree.edge_value_wins[:3].tolist() == [round(0.2 * VALUE_SCALE),
+                                                 round(0.8 * VALUE_SCALE),
+                                                 round(0.2 * VALUE_SCALE)]
+
+
+def puct_root(priors, wins_visits=()):
+    """Return (tree, root, params): a root with one edge per prior (moves 0, 1, ...), edge i
+    given (half wins, visits) from wins_visits, and PUCT parameters without noise."""
+    from engine.search import new_tree, reset_tree
+    tree = new_tree(10, 10)
+    root = reset_tree(tree)
+    tree.node_first[root], tree.node_count[root], tree.node_state[root] = 0, len(priors), \
+        EXPANDED
+    tree.edge_prior[:len(priors)] = priors
+    tree.edge_move[:len(priors)] = np.arange(len(priors))
+    for i, (wins, visits) in enumerate(wins_visits):
+        tree.edge_wins[i], tree.edge_visits[i] = wins, visits
+    tree.node_visits[root] = int(tree.edge_visits.sum())
+    params = SearchConfig(tree_policy="puct", noise=0.0, rave_bias=-1.0).as_array(7.5, net=True)
+    return tree, root, params
+
+
+def test_puct_follows_the_prior_until_the_results_disagree():
+    from engine.search import select_edge
+    tree, root, params = puct_root([0.2, 0.7, 0.1])
+    assert select_edge(tree, root, params, po.new_rng(1)) == 1
+    # A favourite that loses every playout gives way; the next by prior is tried.
+    tree, root, params = puct_root([0.2, 0.7, 0.1], [(0, 0), (0, 40)])
+    assert select_edge(tree, root, params, po.new_rng(1)) == 0
+    # A modest lead in win rate does not beat a much stronger prior at few visits.
+    tree, root, params = puct_root([0.1, 0.9], [(12, 10), (10, 10)])
+    assert select_edge(tree, root, params, po.new_rng(1)) == 1
+
+
+def test_value_weight_mixes_the_network_into_the_win_rate():
+    from engine.search import VALUE_SCALE, edge_winrate
+    tree, _, _ = puct_root([1.0], [(20, 20)])           # playouts: 50%
+    tree.edge_value_visits[0], tree.edge_value_wins[0] = 4, 4 * VALUE_SCALE   # the net: 100%
+    assert edge_winrate(tree, 0, 20, -1.0, 0.0) == pytest.approx(0.5)
+    assert edge_winrate(tree, 0, 20, -1.0, 0.5) == pytest.approx(0.75)
+    assert edge_winrate(tree, 0, 20, -1.0, 1.0) == pytest.approx(1.0)

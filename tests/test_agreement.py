@@ -1,0 +1,219 @@
+"""Tests for the agreement benchmark: position picks, coordinates, the GTP conversation (with a
+scripted oracle engine), resuming, and one short run of the real engine."""
+
+import json
+import os
+import shlex
+import sys
+import zipfile
+
+import pytest
+from sgfmill import common
+
+from benchmarks import agreement
+from engine import board as bd
+from nets import data as nd
+
+# A scripted GTP engine that logs every command to --log. genmove answers the game's next move
+# when the moves played so far are a prefix of one of the games in --games (a JSON list of vertex
+# lists), so it agrees with every position exactly when the benchmark replays the games right;
+# otherwise, or with --always, it answers --always (default 'pass').
+ORACLE = r'''
+import argparse, json, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--games", required=True)
+parser.add_argument("--log", required=True)
+parser.add_argument("--always")
+args = parser.parse_args()
+games = [[v.upper() for v in game] for game in json.load(open(args.games))]
+moves = []
+log = open(args.log, "a")
+for line in sys.stdin:
+    cmd_id, cmd, *rest = line.split()
+    log.write(" ".join([cmd] + rest) + "\n")
+    log.flush()
+    answer = ""
+    if cmd == "name":
+        answer = "Oracle"
+    elif cmd == "version":
+        answer = "1"
+    elif cmd in ("boardsize", "clear_board"):
+        moves = []
+    elif cmd == "play":
+        moves.append(rest[1].upper())
+    elif cmd == "genmove":
+        answer = args.always or "pass"
+        if args.always is None:
+            for game in games:
+                if game[:len(moves)] == moves and len(game) > len(moves):
+                    answer = game[len(moves)]
+                    break
+    print(f"={cmd_id} {answer}\n", flush=True)
+    if cmd == "quit":
+        break
+'''
+
+
+def _moves(count, shift):
+    """Return count sgfmill (row, col) moves, alternately black and white, that never touch:
+    black on points with both coordinates even, white on both odd, so nothing is captured."""
+    black = [(r, c) for r in range(0, 19, 2) for c in range(0, 19, 2)]
+    white = [(r, c) for r in range(1, 19, 2) for c in range(1, 19, 2)]
+    black = black[shift:] + black[:shift]
+    white = white[shift:] + white[:shift]
+    return [black[i // 2] if i % 2 == 0 else white[i // 2] for i in range(count)]
+
+
+def _sgf(moves):
+    """Return the SGF text of a 19x19 game with the given moves (None for a pass)."""
+    nodes = []
+    for i, move in enumerate(moves):
+        colour = "B" if i % 2 == 0 else "W"
+        if move is None:
+            nodes.append(f";{colour}[]")
+        else:
+            row, col = move
+            # SGF letters count rows from the top; sgfmill rows from the bottom.
+            nodes.append(f";{colour}[{chr(97 + col)}{chr(97 + 18 - row)}]")
+    return "(;FF[4]GM[1]SZ[19]KM[6.5]RE[B+R]" + "".join(nodes) + ")"
+
+
+@pytest.fixture
+def archive(tmp_path):
+    """Return (zip path, {game name: GTP vertices of its moves}) for three 35-move games (one
+    with a pass) and one 6-move game that is too short."""
+    games = {"a.sgf": _moves(35, 0), "b.sgf": _moves(36, 7), "short.sgf": _moves(6, 3),
+             "c.sgf": _moves(34, 20)}
+    games["b.sgf"][10] = None
+    path = tmp_path / "games.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, moves in games.items():
+            z.writestr(name, _sgf(moves))
+    vertices = {name: [common.format_vertex(m) for m in moves] for name, moves in games.items()}
+    return str(path), vertices
+
+
+def _oracle(tmp_path, vertices, always=None):
+    """Return (engine command, command log path) of the oracle engine for these games."""
+    games_path = tmp_path / "oracle-games.json"
+    games_path.write_text(json.dumps(list(vertices.values())))
+    script = tmp_path / "oracle.py"
+    script.write_text(ORACLE)
+    log = tmp_path / "oracle.log"
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} " \
+              f"--games {shlex.quote(str(games_path))} --log {shlex.quote(str(log))}"
+    if always:
+        command += f" --always {always}"
+    return command, log
+
+
+def _run(capsys, argv):
+    """Return (exit status, JSON summary of the last stdout line) of one in-process run."""
+    status = agreement.main(argv)
+    out = capsys.readouterr().out.strip().splitlines()
+    return status, json.loads(out[-1]) if status == 0 else None
+
+
+def _write(zip_path, text, name):
+    """Return the path of an SGF file holding text, next to zip_path."""
+    path = os.path.join(os.path.dirname(zip_path), name)
+    with open(path, "w") as handle:
+        handle.write(text)
+    return path
+
+
+def test_point_to_vertex_matches_the_sgf_reader(archive):
+    path, vertices = archive
+    records = {r.name: r for r in nd.read_games([path])}
+    # Corners and a known point: SGF 'aa' is the top left, A19; engine point 1*21+1 is A1.
+    assert agreement.point_to_vertex(22) == "A1"
+    assert agreement.point_to_vertex(19 * 21 + 19) == "T19"
+    assert agreement.point_to_vertex(bd.PASS) == "pass"
+    b = next(nd.read_games([_write(path, "(;FF[4]SZ[19];B[aa];W[pd])", "corner.sgf")]))
+    assert [agreement.point_to_vertex(int(p)) for p in b.points] == ["A19", "Q16"]
+    for name, record in records.items():
+        got = [agreement.point_to_vertex(int(p)) for p in record.points]
+        assert got == vertices[name]
+
+
+def test_picks_one_non_pass_move_per_game_reproducibly(archive):
+    path, _ = archive
+    records = list(nd.read_games([path]))
+    picks = [(r.name, i) for r, i in agreement.select_positions(records, 1, 20, nd.Stats())]
+    assert [name for name, _ in picks] == ["a.sgf", "b.sgf", "c.sgf"]
+    again = [(r.name, i) for r, i in agreement.select_positions(records, 1, 20, nd.Stats())]
+    assert picks == again
+    # The pick of a game does not depend on the games before it.
+    by_name = {r.name: r for r in records}
+    assert agreement.pick_move(by_name["c.sgf"], 1, 20) == dict(picks)["c.sgf"]
+    b = by_name["b.sgf"]
+    seen = {agreement.pick_move(b, seed, 20) for seed in range(300)}
+    assert 10 not in seen                      # the pass
+    assert seen == set(range(36)) - {10}       # every other move can be picked
+    # Different seeds give different picks.
+    assert len({agreement.pick_move(by_name["a.sgf"], seed, 20) for seed in range(20)}) > 1
+    skipped = nd.Stats()
+    list(agreement.select_positions(records, 1, 20, skipped))
+    assert skipped == {"short": 1}
+    assert agreement.pick_move(by_name["a.sgf"], 1, 36) is None
+    assert agreement.stage_of(0) == "0-49" and agreement.stage_of(49) == "0-49"
+    assert agreement.stage_of(150) == "150-199" and agreement.stage_of(250) == "200+"
+
+
+def test_oracle_engine_agrees_everywhere_and_resume_skips_done_games(archive, tmp_path, capsys):
+    path, vertices = archive
+    command, log = _oracle(tmp_path, vertices)
+    results = str(tmp_path / "results.jsonl")
+    base = ["--data", path, "--seed", "3", "--engine", command, "--results", results]
+    status, summary = _run(capsys, base + ["--positions", "2"])
+    assert status == 0
+    assert (summary["positions"], summary["agreed"], summary["agreement"]) == (2, 2, 1.0)
+    assert summary["engine_name"] == "Oracle 1"
+    commands = log.read_text().splitlines()
+    first_genmove = commands.index(next(c for c in commands if c.startswith("genmove")))
+    picked = agreement.pick_move(next(nd.read_games([path])), 3, 20)
+    assert commands[:3] == ["name", "version", "boardsize 19"]
+    assert commands[3:5] == ["clear_board", "komi 7.5"]
+    assert first_genmove == 5 + picked
+    assert commands[first_genmove] == ("genmove b" if picked % 2 == 0 else "genmove w")
+    assert sum(c.startswith("genmove") for c in commands) == 2
+
+    status, summary = _run(capsys, base + ["--positions", "5"])
+    assert status == 0
+    assert (summary["positions"], summary["agreed"]) == (3, 3)
+    commands = log.read_text().splitlines()
+    assert sum(c.startswith("genmove") for c in commands) == 3   # only c.sgf was new
+    assert [json.loads(line)["game"] for line in open(results)] == ["a.sgf", "b.sgf", "c.sgf"]
+    assert summary["skipped"] == {"short": 1}
+    assert sum(s["positions"] for s in summary["by_stage"].values()) == 3
+    low, high = summary["interval"]
+    assert 0 < low < 1 == high
+
+    # The same results file with another seed belongs to another run.
+    assert agreement.main(base[:3] + ["4"] + base[4:] + ["--positions", "3"]) == 2
+
+
+def test_pass_and_resign_answers_are_misses(archive, tmp_path, capsys):
+    path, vertices = archive
+    command, _ = _oracle(tmp_path, vertices, always="resign")
+    status, summary = _run(capsys, ["--data", path, "--positions", "3", "--engine", command])
+    assert status == 0
+    assert (summary["positions"], summary["agreed"], summary["resigns"]) == (3, 0, 3)
+    assert summary["interval"][0] == 0.0
+
+
+def test_darkgo_engine_end_to_end(archive, capsys):
+    path, _ = archive
+    argv = ["--data", path, "--positions", "10", "--seed", "1", "--", "--net", "none",
+            "--rollouts", "50", "--threads", "1", "--seed", "1", "--max-nodes", "20000"]
+    status, summary = _run(capsys, argv)
+    assert status == 0
+    assert summary["positions"] == 3
+    assert 0 <= summary["agreed"] <= summary["positions"]
+    assert set(summary["by_stage"]) == {"0-49", "50-99", "100-149", "150-199", "200+"}
+    assert summary["by_stage"]["0-49"]["positions"] == 3
+    assert summary["seconds_per_move"] > 0 and summary["seconds_per_move_median"] > 0
+    assert "--resign-threshold 0" in summary["engine"]
+    assert summary["engine"].endswith("--max-nodes 20000")
+    assert summary["engine_name"].startswith("darkgo")
+    assert summary["data"] == [path] and summary["seed"] == 1
