@@ -76,10 +76,7 @@ class GtpEngine:
             self._respond(out, False, match.group(1) if match else "", "line too long")
             return True
         line = preprocess(raw)
-        if not line:
-            if _CONTROL.sub("", raw.replace("\r", "")) != raw.replace("\r", "") \
-                    and not raw.lstrip().startswith("#"):
-                self._respond(out, False, "", "syntax error")
+        if not line:    # the spec discards a line left empty, whatever it held before
             return True
         parts = line.split()
         cmd_id = ""
