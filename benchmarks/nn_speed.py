@@ -36,8 +36,9 @@ def main(argv=None):
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=0)
-    p.add_argument("--bf16", choices=["auto", "on", "off"], default="off",
-                   help="bf16 autocast (auto: where the hardware has fast bf16)")
+    p.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
+                   help="bf16 autocast (auto: where the hardware has fast bf16, as the engine "
+                        "runs the net); default auto, 'off' times fp32")
     p.add_argument("--seconds", type=float, default=10.0, help="timed duration")
     args = p.parse_args(argv)
     if args.threads:
