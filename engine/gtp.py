@@ -65,6 +65,7 @@ class GtpEngine:
         self.handlers = {name[4:].replace("_dash_", "-"): getattr(self, name)
                          for name in dir(self) if name.startswith("cmd_")}
         self.pending = queue.Queue()   # lines waiting while an analysis runs
+        self._generated = []           # per move of self.game: True where genmove chose it
         self._just_moved = False       # the last command played a move of ours (ponder then)
         self.quit = False
 
@@ -192,6 +193,7 @@ class GtpEngine:
 
     def _new_game(self, size):
         self.game = Game(size, self.game.rules)
+        self._generated = []
         self.player.new_game(size)
 
     # Administrative commands ---------------------------------------------------------------
@@ -309,6 +311,7 @@ class GtpEngine:
             repeated = self.game.play(color, point, superko=strict)
         except IllegalMove as exc:
             raise GtpError(f"illegal move") from exc
+        self._generated.append(False)
         if repeated:
             log.warning("play %s %s repeats an earlier position (positional superko); accepted",
                         args[0], args[1])
@@ -323,6 +326,7 @@ class GtpEngine:
             return "resign"
         if commit:
             self.game.play(color, point)
+            self._generated.append(True)
             self._just_moved = point != bd.PASS
         else:
             self.game.to_play = color
@@ -353,6 +357,7 @@ class GtpEngine:
             self.game.undo()
         except IndexError:
             raise GtpError("cannot undo") from None
+        del self._generated[len(self.game.moves):]
         return ""
 
     # Scoring -------------------------------------------------------------------------------
@@ -410,11 +415,16 @@ class GtpEngine:
             log.warning("loadsgf %s: %s", args[0], exc)
             raise GtpError("cannot load file") from None
         self.game = game
+        self._generated = [False] * len(game.moves)
         self.player.new_game(game.size)
         return ""
 
     def cmd_printsgf(self, args):
-        text = sgf.game_to_sgf(self.game, player_name=f"{NAME} {VERSION}",
+        ours = {color for (color, _), generated in zip(self.game.moves, self._generated)
+                if generated}
+        name = f"{NAME} {VERSION}"
+        text = sgf.game_to_sgf(self.game, black_name=name if bd.BLACK in ours else "",
+                               white_name=name if bd.WHITE in ours else "",
                                result=self._result_text())
         if not args:
             return text.strip()

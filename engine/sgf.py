@@ -92,17 +92,19 @@ def _apply_setup(game, node):
             game.place_setup(colour, _point(game, move))
 
 
-def game_to_sgf(game, player_name="", result=None):
-    """Return the game so far as SGF text with SZ, KM, HA, RU, RE, PB and PW."""
+def game_to_sgf(game, black_name="", white_name="", result=None):
+    """Return the game so far as SGF text with SZ, KM, HA, RU, RE, and PB and PW where a
+    player's name is given."""
     record = sgf.Sgf_game(size=game.size)
     root = record.get_root()
     root.set("KM", game.rules.komi)
     root.set("RU", "Chinese")
     if game.handicap:
         root.set("HA", game.handicap)
-    if player_name:
-        root.set("PB", player_name)
-        root.set("PW", player_name)
+    if black_name:
+        root.set("PB", black_name)
+    if white_name:
+        root.set("PW", white_name)
     if result:
         root.set("RE", result)
     black = {_sgf_move(game, p) for c, p in game.setup if c == bd.BLACK}

@@ -92,3 +92,25 @@ def test_random_garbage_never_takes_the_loop_down():
     assert out.getvalue().endswith("= darkgo\n\n")
     for block in out.getvalue().split("\n\n")[:-1]:
         assert block.lstrip("\n")[0] in "=?", block
+
+
+def test_printsgf_names_the_engine_only_for_the_colours_it_generated_moves_for():
+    from sgfmill import sgf as sgfmill
+    engine = gtp_main.build_engine(gtp_main.build_parser().parse_args(DEFAULT_FLAGS))
+
+    def players():
+        out = io.StringIO()
+        engine.handle_line("printsgf\n", out)
+        root = sgfmill.Sgf_game.from_string(out.getvalue()[2:]).get_root()
+        return tuple(root.get(p) if root.has_property(p) else None for p in ("PB", "PW"))
+
+    for command in ("play b E5", "genmove w", "play b C3"):
+        engine.handle_line(command + "\n", io.StringIO())
+    assert players() == (None, "darkgo 0.1.0")
+    engine.handle_line("undo\n", io.StringIO())
+    engine.handle_line("undo\n", io.StringIO())
+    assert players() == (None, None)
+    engine.handle_line("genmove b\n", io.StringIO())
+    assert players() == ("darkgo 0.1.0", None)
+    engine.handle_line("clear_board\n", io.StringIO())
+    assert players() == (None, None)
