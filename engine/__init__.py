@@ -15,12 +15,16 @@ _ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def numba_cache_dir():
-    """Return the cache folder for the current sources: .numba_cache/<hash> in the checkout."""
+    """Return the cache folder for the current sources: .numba_cache/<hash> in the checkout.
+    Files that do not import numba hold no jitted code and stay out of the hash, so that an
+    edit to them (the GTP layer, a benchmark's driver) does not throw the cache away."""
     digest = hashlib.sha1()
     for folder in ("engine", "nets", "benchmarks"):
         for path in sorted((_ROOT / folder).glob("*.py")):
-            digest.update(path.name.encode())
-            digest.update(path.read_bytes())
+            source = path.read_bytes()
+            if b"numba" in source:
+                digest.update(path.name.encode())
+                digest.update(source)
     return _ROOT / ".numba_cache" / digest.hexdigest()[:16]
 
 
