@@ -4,7 +4,8 @@ Input lines are preprocessed as the spec says (control characters other than HT 
 HT turned into a space, comments after '#' dropped, empty lines ignored). A handler returns the
 response text or raises GtpError for a '?' answer; any other exception becomes a '?' answer
 plus a traceback on the log, so nothing takes the loop down. A reader thread feeds lines
-through a queue so that analysis commands (lz-analyze) can run until the next command arrives.
+through a queue so that analysis commands (lz-analyze, kata-analyze) can run until the next
+command arrives.
 """
 import logging
 import queue
@@ -28,6 +29,12 @@ MAX_LINE = 4096
 # Playouts one lz-analyze may run before it stops by itself: hours of analysis, far from the
 # int32 visit and half-point win counters' overflow.
 ANALYSIS_PLAYOUTS = 100_000_000
+
+
+# Commands that write their own response, streaming it while they search.
+_STREAMING = ("lz-analyze", "kata-analyze", "lz-genmove_analyze")
+# Keys of the analysis commands' KEY VALUE arguments (Leela Zero's and KataGo's).
+_ANALYZE_KEYS = ("interval", "ownership", "minmoves", "maxmoves", "avoid", "allow")
 
 
 class _InputArrived:
@@ -93,7 +100,7 @@ class GtpEngine:
             self._respond(out, False, cmd_id, "unknown command")
             return True
         try:
-            if name in ("lz-analyze", "lz-genmove_analyze"):
+            if name in _STREAMING:
                 handler(args, out=out, cmd_id=cmd_id)
                 return not self.quit
             text = handler(args)
@@ -515,40 +522,75 @@ class GtpEngine:
         return "\n" + "\n".join(rows)
 
     def _analyze_args(self, args, color=None):
-        """Return (color, interval in centiseconds) from Leela Zero's analysis arguments
-        '[color] [interval] N'; color defaults to the side to move, the interval to 1 s."""
+        """Return (color, interval in centiseconds, ownership wanted) from the analysis
+        commands' arguments '[color] [interval] [KEY VALUE]...' (Leela Zero's and KataGo's);
+        color defaults to the side to move, the interval to 1 s. Keys other than interval and
+        ownership (minmoves, avoid, ...) end the list and are ignored with what follows."""
         rest = list(args)
         if color is None:
             color = self.game.to_play
             if rest and rest[0].lower() in ("b", "w", "black", "white"):
                 color = self._color(rest.pop(0))
-        interval = 100
-        if rest and rest[0] == "interval":
-            rest.pop(0)
-        if rest:
+        interval, ownership = 100, False
+        if rest and rest[0] not in _ANALYZE_KEYS:
             interval = self._int(rest.pop(0))
-        return color, max(interval, 1)
+        while len(rest) >= 2 and rest[0] in ("interval", "ownership"):
+            key, value = rest.pop(0), rest.pop(0)
+            if key == "interval":
+                interval = self._int(value)
+            elif value.lower() in ("true", "false"):
+                ownership = value.lower() == "true"
+            else:
+                raise GtpError("syntax error")
+        return color, max(interval, 1), ownership
 
     def cmd_lz_dash_analyze(self, args, out=None, cmd_id=""):
         """lz-analyze [color] [interval]: search and stream 'info move ...' lines every
         interval until the next command arrives."""
-        color, interval = self._analyze_args(args)
+        color, interval, _ = self._analyze_args(args)
+        self._stream_analysis("lz-analyze", color, interval, self._lz_info, out, cmd_id)
+
+    def cmd_kata_dash_analyze(self, args, out=None, cmd_id=""):
+        """kata-analyze [color] [interval] [ownership true]: lz-analyze with KataGo's fields
+        (win rates and priors as fractions) and, with ownership, each point's expected owner
+        after the info entries: row by row from the top left, +1 for color, -1 against."""
+        color, interval, ownership = self._analyze_args(args)
+        if ownership:
+            self.game.to_play = color
+            own = self.player.ownership(self.game).mean
+            sign = 1.0 if color == bd.BLACK else -1.0
+            size = self.game.size
+            values = " ".join(f"{sign * own[self.game.point(x, y)] + 0.0:.4f}"
+                              for y in range(size - 1, -1, -1) for x in range(size))
+            suffix = " ownership " + values
+        else:
+            suffix = ""
+
+        def line(result):
+            info = self._kata_info(result)
+            return info + suffix if info else ""
+        self._stream_analysis("kata-analyze", color, interval, line, out, cmd_id)
+
+    def _stream_analysis(self, name, color, interval, line_of, out, cmd_id):
+        """Search for color and write line_of(result) every interval (centiseconds) until the
+        next command arrives, inside one '=' response; the game is left as it was."""
         out.write(f"={cmd_id}\n")
         out.flush()
         self.game.to_play = color
         try:
             self.player.search.run(self.game, ANALYSIS_PLAYOUTS,
                                    stop_event=_InputArrived(self.pending),
-                                   progress=(interval / 100.0, self._info_writer(out)))
+                                   progress=(interval / 100.0, self._info_writer(out, line_of)))
         except Exception:   # the '=' is out: a '?' now would break the stream
-            log.error("lz-analyze stopped by an internal error:\n%s", traceback.format_exc())
+            log.error("%s stopped by an internal error:\n%s", name, traceback.format_exc())
         out.write("\n")
         out.flush()
 
-    def _info_writer(self, out):
-        """Return a search progress callback that writes the result as one info line."""
+    @staticmethod
+    def _info_writer(out, line_of):
+        """Return a search progress callback that writes line_of(result) as one line."""
         def report(result):
-            line = self._lz_info(result)
+            line = line_of(result)
             if line:    # an empty line would end the response
                 out.write(line + "\n")
                 out.flush()
@@ -560,27 +602,38 @@ class GtpEngine:
         if not args:
             raise GtpError("syntax error")
         color = self._color(args[0])
-        _, interval = self._analyze_args(args[1:], color)
+        _, interval, _ = self._analyze_args(args[1:], color)
         out.write(f"={cmd_id}\n")
         out.flush()
         try:
-            move = self._generate([args[0]], progress=(interval / 100.0, self._info_writer(out)))
+            move = self._generate([args[0]], progress=(interval / 100.0,
+                                                       self._info_writer(out, self._lz_info)))
             out.write(f"play {move}\n")
         except Exception:   # the '=' is out: end the response with no move played
             log.error("lz-genmove_analyze failed:\n%s", traceback.format_exc())
         out.write("\n")
         out.flush()
 
-    def _lz_info(self, result):
-        parts = []
+    def _analyzed_moves(self, result):
+        """Yield (order, MoveStats, pv text) for the visited root moves, most visited first."""
         for order, m in enumerate(result.children[:PV_CHILDREN]):
             if m.visits == 0:
                 break
-            pv = " ".join(self.game.vertex(p) for p in m.pv)
-            parts.append(f"info move {self.game.vertex(m.point)} visits {m.visits} "
-                         f"winrate {int(m.winrate * 10000)} prior {int(m.prior * 10000)} "
-                         f"order {order} pv {pv}")
-        return " ".join(parts)
+            yield order, m, " ".join(self.game.vertex(p) for p in m.pv)
+
+    def _lz_info(self, result):
+        """Leela Zero's info entries: win rate and prior in 1/10000ths."""
+        return " ".join(f"info move {self.game.vertex(m.point)} visits {m.visits} "
+                        f"winrate {int(m.winrate * 10000)} prior {int(m.prior * 10000)} "
+                        f"order {order} pv {pv}"
+                        for order, m, pv in self._analyzed_moves(result))
+
+    def _kata_info(self, result):
+        """KataGo's info entries: win rate and prior as fractions, always with a decimal
+        point (Sabaki reads a number without one as 1/10000ths)."""
+        return " ".join(f"info move {self.game.vertex(m.point)} visits {m.visits} "
+                        f"winrate {m.winrate:.6f} prior {m.prior:.6f} order {order} pv {pv}"
+                        for order, m, pv in self._analyzed_moves(result))
 
 
 def run_gtp(engine, inp=None, out=None):

@@ -119,3 +119,64 @@ def test_analysis_that_fails_midway_ends_its_response_and_stops_searching(monkey
     out = io.StringIO()
     e.handle_line("name\n", out)
     assert out.getvalue() == "= darkgo\n\n"
+
+
+def run_analysis(e, command, seconds=1.5):
+    """Return the lines of one streamed analysis response, ended by a 'name' after seconds."""
+    out = io.StringIO()
+    next_command = threading.Timer(seconds, e.pending.put, args=("name\n",))
+    next_command.start()
+    e.handle_line(command + "\n", out)
+    next_command.join()
+    assert e.pending.get_nowait() == "name\n"     # served by the loop in a real session
+    text = out.getvalue()
+    assert text.startswith("=\n") and text.endswith("\n\n")
+    return text[2:-2].split("\n")
+
+
+def walled_engine():
+    """An engine on 9x9 with a black wall on row 7 and a white wall on row 3, black to play."""
+    e = engine()
+    for x in "ABCDEFGHJ":
+        e.handle_line(f"play b {x}7\n", io.StringIO())
+        e.handle_line(f"play w {x}3\n", io.StringIO())
+    e.player.search.run(e.game, 10)      # compiled before the clock starts
+    return e
+
+
+def test_kata_analyze_streams_fractions_and_ownership_from_the_top_left_for_the_mover():
+    e = walled_engine()
+    lines = run_analysis(e, "kata-analyze b 10 ownership true")
+    assert lines
+    for line in lines:
+        info, own = line.split(" ownership ")
+        for chunk in info[len("info "):].split(" info "):
+            tokens = chunk.split()
+            fields = dict(zip(tokens[:10:2], tokens[1:10:2]))
+            assert list(fields) == ["move", "visits", "winrate", "prior", "order"]
+            assert tokens[10] == "pv" and tokens[11] == fields["move"]
+            assert "." in fields["winrate"] and 0 <= float(fields["winrate"]) <= 1
+            assert "." in fields["prior"] and 0 <= float(fields["prior"]) <= 1
+        values = [float(v) for v in own.split()]
+        assert len(values) == 81 and all(-1 <= v <= 1 for v in values)
+        assert min(values[:18]) > 0.5 and max(values[-18:]) < -0.5   # rows 9-8 black's
+        mean = e.player.ownership(e.game).mean
+        assert values == [round(mean[e.game.point(x, y)], 4)
+                          for y in range(8, -1, -1) for x in range(9)]
+    white = run_analysis(e, "kata-analyze w 10 ownership true")[-1]
+    assert [-float(v) for v in white.split(" ownership ")[1].split()] == values
+    plain = run_analysis(e, "kata-analyze 10")
+    assert all(line.startswith("info move ") and "ownership" not in line for line in plain)
+    assert len(e.game.moves) == 18
+
+
+def test_analysis_arguments_take_lz_and_kata_key_value_pairs():
+    e = engine()
+    assert e._analyze_args(["interval", "30"]) == (bd.BLACK, 30, False)
+    assert e._analyze_args(["W", "20", "ownership", "true"]) == (bd.WHITE, 20, True)
+    assert e._analyze_args(["ownership", "true", "interval", "5"]) == (bd.BLACK, 5, True)
+    assert e._analyze_args(["10", "avoid", "b", "D4", "1"]) == (bd.BLACK, 10, False)
+    for command in ("kata-analyze b ten", "kata-analyze b 10 ownership maybe"):
+        out = io.StringIO()
+        e.handle_line(command + "\n", out)
+        assert out.getvalue() == "? syntax error\n\n"
