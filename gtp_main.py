@@ -11,7 +11,7 @@ import secrets
 import sys
 
 from engine import board as bd
-from engine.gtp import GtpEngine, run_gtp
+from engine.gtp import VERSION, GtpEngine, run_gtp
 from engine.player import Player, PlayerConfig
 from engine.playout import PolicyConfig
 from engine.search import MAX_PRIOR_EQEX, SearchConfig
@@ -63,6 +63,13 @@ def non_negative(text):
     if not value >= 0.0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
+
+
+def version_text(text):
+    """argparse type: a one-line, non-empty answer for GTP 'version'."""
+    if not text.strip() or any(ord(c) < 32 or c == "\x7f" for c in text):
+        raise argparse.ArgumentTypeError("must be one line of printable text")
+    return text.strip()
 
 
 def build_parser():
@@ -145,6 +152,11 @@ def build_parser():
     p.add_argument("--max-nodes", type=positive_int, default=400_000,
                    help="size of the search tree's node pool; a full pool stops growth; "
                         "default 400000")
+    p.add_argument("--override-version", type=version_text, default=None, metavar="TEXT",
+                   help="answer GTP 'version' with TEXT instead of darkgo's own version "
+                        "(name stays darkgo), as KataGo's -override-version: Lizzie reads "
+                        "the answer as a Leela Zero version and shows a pop-up below 0.15, "
+                        "so '--override-version 0.15' starts it quietly")
     p.add_argument("--ponder", action="store_true",
                    help="keep searching on the opponent's time after our move, until the next "
                         "command arrives")
@@ -209,8 +221,12 @@ def build_engine(args, evaluator=None):
                           ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                           policy_only=args.policy_only, search=search)
     player = Player(config, args.boardsize, evaluator)
+    if args.override_version is not None:
+        logging.getLogger("gtp_main").info("answering 'version' with %r (--override-version)",
+                                           args.override_version)
     return GtpEngine(player, size=args.boardsize, komi=args.komi,
-                     strict_superko=args.rules == "strict", ponder=args.ponder)
+                     strict_superko=args.rules == "strict", ponder=args.ponder,
+                     version=args.override_version or VERSION)
 
 
 def main(argv=None):

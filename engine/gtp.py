@@ -64,8 +64,10 @@ def preprocess(line):
 class GtpEngine:
     """Holds the game and the player and answers GTP commands."""
 
-    def __init__(self, player, size=19, komi=7.5, strict_superko=False, ponder=False):
+    def __init__(self, player, size=19, komi=7.5, strict_superko=False, ponder=False,
+                 version=VERSION):
         self.player = player
+        self.version = version         # the answer to 'version' (--override-version)
         self.strict_superko = strict_superko
         self.ponder = ponder
         self.game = Game(size, Rules(komi=komi, strict_superko=strict_superko))
@@ -211,7 +213,7 @@ class GtpEngine:
         return NAME
 
     def cmd_version(self, args):
-        return VERSION
+        return self.version
 
     def cmd_known_command(self, args):
         self._expect(args, 1)
