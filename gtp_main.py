@@ -133,6 +133,9 @@ def build_parser():
                    help="share of the network's value head in a move's win rate (0: playouts "
                         "only, 1: the net only); needs weights with a value head; default "
                         f"{SearchConfig.value_weight}")
+    p.add_argument("--no-early-stop", dest="early_stop", action="store_false",
+                   help="always run the full --rollouts; by default a move's search stops once "
+                        "half of them ran and no other move can catch the most visited one")
     p.add_argument("--net-prior-eqex", type=prior_playouts, default=SearchConfig.net_prior_eqex,
                    help="with the network: playouts' worth of each heuristic prior (as "
                         "--prior-eqex) added to the net's moves, so that captures, escapes "
@@ -216,6 +219,7 @@ def build_engine(args, evaluator=None):
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
                           net_prior_eqex=args.net_prior_eqex,
+                          early_stop=args.early_stop,
                           policy=PolicyConfig(reply=args.lgrf))
     config = PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                           ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,

@@ -35,8 +35,10 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 # Slots of the float64 parameter array handed to the workers.
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
  P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
- P_FPU_REDUCTION, P_VALUE_WEIGHT) = range(16)
-PARAM_SLOTS = 16
+ P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP) = range(17)
+PARAM_SLOTS = 17
+# Search steps between checks whether the move is decided (see decided).
+DECIDED_CHECK_EVERY = 64
 
 # Tree policies (P_TREE_POLICY).
 DARKFOREST, PUCT = 0, 1
@@ -102,6 +104,7 @@ class SearchConfig:
     puct_root_top_k: int = 100
     puct_top_cumulative: float = 0.999
     value_weight: float = 0.0      # share of the network's value in a move's win rate
+    early_stop: bool = True        # stop once no other root move can catch the most visited
     threads: int = 1
     max_nodes: int = 400_000
     max_edges: int = 8_000_000
@@ -139,6 +142,7 @@ class SearchConfig:
         params[P_PUCT_C] = self.puct_c
         params[P_FPU_REDUCTION] = self.fpu_reduction
         params[P_VALUE_WEIGHT] = self.value_weight if net else 0.0
+        params[P_EARLY_STOP] = 1.0 if self.early_stop else 0.0
         return params
 
 
@@ -612,6 +616,27 @@ def playout_scratch(b):
             new_ladder_scratch(b.stones.shape[0]))
 
 
+@njit(**bd.NO_ALLOC)
+def decided(tree, root, params, budget):
+    """Return True when the search may stop before its budget (P_EARLY_STOP): half of it has
+    run and the most visited root move leads the next by more visits than the playouts still
+    to come could give the other, so the move by most visits can no longer change."""
+    done = tree.counters[C_PLAYOUTS_DONE]
+    if params[P_EARLY_STOP] == 0 or 2 * done < budget or tree.node_state[root] != EXPANDED:
+        return False
+    best = 0
+    second = 0
+    first = tree.node_first[root]
+    for e in range(first, first + tree.node_count[root]):
+        visits = tree.edge_visits[e]
+        if visits > best:
+            second = best
+            best = visits
+        elif visits > second:
+            second = visits
+    return best - second > budget - done
+
+
 @njit(cache=True, nogil=True)
 def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, stop):
     """Run search steps without the network until `budget` playouts are claimed or stop[0]
@@ -629,6 +654,8 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
                            record, first_color, sequence, ladder):
             break
         done += 1
+        if done % DECIDED_CHECK_EVERY == 0 and decided(tree, root, params, budget):
+            stop[0] = 1
     return done
 
 
@@ -785,7 +812,12 @@ class Search:
         uniform = np.zeros(points, np.float32)
         request = np.zeros(2, np.int64)
         record, first_color, sequence, ladder = playout_scratch(board)
+        steps = 0
         while stop[0] == 0:
+            steps += 1
+            if steps % DECIDED_CHECK_EVERY == 0 and decided(tree, self.root, params, budget):
+                stop[0] = 1
+                break
             request[0] = 0 if self.server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
                                budget, request, path_nodes, path_edges, allow_all, uniform,

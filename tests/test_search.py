@@ -53,7 +53,8 @@ def check_invariants(search, expand_visits, threads, waits_for_network=False):
 
 @pytest.mark.parametrize("size,threads", [(9, 1), (9, 2), (13, 2)])
 def test_tree_invariant_after_search(size, threads):
-    config = SearchConfig(threads=threads, seed=3, max_nodes=50_000, max_edges=2_000_000)
+    config = SearchConfig(threads=threads, seed=3, max_nodes=50_000, max_edges=2_000_000,
+                          early_stop=False)
     search = Search(config, size)
     game = Game(size)
     result = search.run(game, 3000)
@@ -89,7 +90,7 @@ def test_root_never_offers_a_superko_repetition():
 
 def test_tree_is_reused_after_moves():
     game = Game(9)
-    search = Search(SearchConfig(seed=2), 9)
+    search = Search(SearchConfig(seed=2, early_stop=False), 9)
     result = search.run(game, 2000)
     best = result.best.point
     old_root = search.root
@@ -103,7 +104,7 @@ def test_tree_is_reused_after_moves():
 
 
 def test_full_node_pool_stops_growth_not_the_search():
-    config = SearchConfig(seed=4, max_nodes=50, max_edges=400)
+    config = SearchConfig(seed=4, max_nodes=50, max_edges=400, early_stop=False)
     search = Search(config, 9)
     result = search.run(Game(9), 2000)
     assert result.playouts == 2000
@@ -128,7 +129,7 @@ def tiny_evaluator(fail=False):
                                                 (2, "puct")])
 def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads, tree_policy):
     config = SearchConfig(threads=threads, seed=6, tree_policy=tree_policy, value_weight=0.5,
-                          net_prior_eqex=5)
+                          net_prior_eqex=5, early_stop=False)
     top_k, root_top_k, _ = config.breadth()
     search = Search(config, 9, evaluator=tiny_evaluator())
     try:
@@ -151,7 +152,7 @@ def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads,
 
 
 def test_network_failure_falls_back_to_uniform_expansion():
-    search = Search(SearchConfig(seed=7), 9, evaluator=tiny_evaluator())
+    search = Search(SearchConfig(seed=7, early_stop=False), 9, evaluator=tiny_evaluator())
     try:
         search.server.policy = tiny_evaluator(fail=True)
         result = search.run(Game(9), 1000)
@@ -272,7 +273,7 @@ def test_heuristic_prior_on_big_boards_prefers_third_line_to_first_in_the_open()
 
 def test_heuristic_priors_only_shape_selection_not_visit_counts():
     config = SearchConfig(threads=2, seed=5, max_nodes=50_000, max_edges=2_000_000,
-                          prior_eqex=20)
+                          prior_eqex=20, early_stop=False)
     search = Search(config, 9)
     result = search.run(Game(9), 2000)
     assert result.playouts == 2000
@@ -336,3 +337,37 @@ def test_value_weight_mixes_the_network_into_the_win_rate():
     assert edge_winrate(tree, 0, 20, -1.0, 0.0) == pytest.approx(0.5)
     assert edge_winrate(tree, 0, 20, -1.0, 0.5) == pytest.approx(0.75)
     assert edge_winrate(tree, 0, 20, -1.0, 1.0) == pytest.approx(1.0)
+
+
+def test_decided_once_no_other_move_can_catch_up():
+    from engine.search import C_PLAYOUTS_DONE, P_EARLY_STOP, decided
+    tree, root, params = puct_root([0.5, 0.5], [(0, 700), (0, 100)])
+    tree.counters[C_PLAYOUTS_DONE] = 800
+    assert decided(tree, root, params, 1000)            # 600 ahead, 200 to come
+    assert not decided(tree, root, params, 1500)        # 700 to come
+    tree.counters[C_PLAYOUTS_DONE] = 300
+    assert not decided(tree, root, params, 1000)        # not half the budget yet
+    params[P_EARLY_STOP] = 0.0
+    tree.counters[C_PLAYOUTS_DONE] = 800
+    assert not decided(tree, root, params, 1000)
+
+
+def test_early_stop_leaves_the_most_visited_move_unchanged():
+    game = game_from_diagram("""
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . O . .
+        . . . . . O X O .
+        . . . . . . X . .
+        . . . . . . O . .
+        . . . . . . . . .
+        . . . . . . . . .
+    """)
+    budget = 4000
+    result = Search(SearchConfig(seed=3), 9).run(game, budget)
+    full = Search(SearchConfig(seed=3, early_stop=False), 9).run(game, budget)
+    assert full.playouts == budget
+    assert result.playouts < budget
+    best, second = result.children[0].visits, result.children[1].visits
+    assert best - second > budget - result.playouts
