@@ -160,6 +160,10 @@ def build_parser():
                         "(name stays darkgo), as KataGo's -override-version: Lizzie reads "
                         "the answer as a Leela Zero version and shows a pop-up below 0.15, "
                         "so '--override-version 0.15' starts it quietly")
+    p.add_argument("--kgs-chat", action="store_true",
+                   help="list kgs-chat among the commands, so that kgsGtp passes chat to the "
+                        "engine (kgsGtp 3.5.11; later kgsGtp versions crash on an engine that "
+                        "lists it); without it kgs-chat is answered but not listed")
     p.add_argument("--ponder", action="store_true",
                    help="keep searching on the opponent's time after our move, until the next "
                         "command arrives")
@@ -230,7 +234,7 @@ def build_engine(args, evaluator=None):
                                            args.override_version)
     return GtpEngine(player, size=args.boardsize, komi=args.komi,
                      strict_superko=args.rules == "strict", ponder=args.ponder,
-                     version=args.override_version or VERSION)
+                     version=args.override_version or VERSION, kgs_chat=args.kgs_chat)
 
 
 def main(argv=None):

@@ -65,14 +65,18 @@ class GtpEngine:
     """Holds the game and the player and answers GTP commands."""
 
     def __init__(self, player, size=19, komi=7.5, strict_superko=False, ponder=False,
-                 version=VERSION):
+                 version=VERSION, kgs_chat=False):
         self.player = player
         self.version = version         # the answer to 'version' (--override-version)
         self.strict_superko = strict_superko
         self.ponder = ponder
-        self.game = Game(size, Rules(komi=komi, strict_superko=strict_superko))
+        self.kgs_rules = "chinese"     # the rules kgs-rules named last
+        self.game = Game(size, self._rules(komi))
         self.handlers = {name[4:].replace("_dash_", "-"): getattr(self, name)
                          for name in dir(self) if name.startswith("cmd_")}
+        # Answered but not listed: kgsGtp 3.5.20 and later crash on an engine that lists
+        # kgs-chat (Pachi lists it only with --kgs-chat, for kgsGtp 3.5.11).
+        self.unlisted = set() if kgs_chat else {"kgs-chat"}
         self.pending = queue.Queue()   # lines waiting while an analysis runs
         self._generated = []           # per move of self.game: True where genmove chose it
         self._just_moved = False       # the last command played a move of ours (ponder then)
@@ -200,6 +204,12 @@ class GtpEngine:
             raise GtpError("syntax error")
         return value
 
+    def _rules(self, komi):
+        """Return the Rules for a game at komi. Positional superko refuses an opponent's move
+        only with --rules strict and under rules that have it: KGS's chinese; its aga and
+        new_zealand have situational superko, japanese none, and the server is the judge."""
+        return Rules(komi=komi, strict_superko=self.strict_superko and self.kgs_rules == "chinese")
+
     def _new_game(self, size):
         self.game = Game(size, self.game.rules)
         self._generated = []
@@ -217,10 +227,10 @@ class GtpEngine:
 
     def cmd_known_command(self, args):
         self._expect(args, 1)
-        return "true" if args[0] in self.handlers else "false"
+        return "true" if args[0] in self.handlers and args[0] not in self.unlisted else "false"
 
     def cmd_list_commands(self, args):
-        return "\n".join(sorted(self.handlers))
+        return "\n".join(sorted(set(self.handlers) - self.unlisted))
 
     def cmd_quit(self, args):
         self.quit = True
@@ -242,7 +252,7 @@ class GtpEngine:
     def cmd_komi(self, args):
         self._expect(args, 1)
         komi = self._float(args[0])
-        self.game.rules = Rules(komi=komi, strict_superko=self.strict_superko)
+        self.game.rules = self._rules(komi)
         return ""
 
     def cmd_fixed_handicap(self, args):
@@ -419,7 +429,7 @@ class GtpEngine:
         if move_number is not None and move_number < 1:
             raise GtpError("syntax error")
         try:
-            game = sgf.load_game(args[0], move_number, self.strict_superko)
+            game = sgf.load_game(args[0], move_number, self.game.rules.strict_superko)
         except sgf.SgfError as exc:
             log.warning("loadsgf %s: %s", args[0], exc)
             raise GtpError("cannot load file") from None
@@ -447,6 +457,38 @@ class GtpEngine:
     def _result_text(self):
         return score_text(self.player.final_score(self.game)) \
             if self.game.last_two_passed() else None
+
+    # KGS (kgsGtp) --------------------------------------------------------------------------
+    def cmd_kgs_dash_rules(self, args):
+        """kgs-rules chinese|aga|new_zealand|japanese: the game's rules on KGS. darkgo always
+        plays and counts by area. japanese is accepted with a warning rather than refused, so
+        that a game set up with it is still played: KGS then counts territory, which can
+        differ from area by a point or so (a stone played inside one's own territory costs
+        a point there, nothing here)."""
+        if not args:
+            raise GtpError("syntax error")
+        rules = args[0].lower()
+        if rules not in ("chinese", "aga", "new_zealand", "japanese"):
+            raise GtpError("unknown rules")
+        self.kgs_rules = rules
+        self.game.rules = self._rules(self.game.rules.komi)
+        if rules == "japanese":
+            log.warning("kgs-rules japanese: darkgo plays by area scoring; KGS will count "
+                        "territory")
+        return ""
+
+    def cmd_kgs_dash_game_over(self, args):
+        """kgs-game_over: the game ended on KGS. The board is kept (a game may be adjourned
+        and resumed straight with genmove); the next game starts with boardsize/clear_board."""
+        log.info("kgs-game_over after %d moves", len(self.game.moves))
+        return ""
+
+    def cmd_kgs_dash_chat(self, args):
+        """kgs-chat game|private NAME MESSAGE: the same harmless answer to every message."""
+        if len(args) < 2:
+            raise GtpError("syntax error")
+        log.info("kgs-chat from %s: %s", args[1], " ".join(args[2:]))
+        return f"Hello, I am {NAME} {VERSION}, a Go program. I cannot chat, sorry."
 
     # Time ----------------------------------------------------------------------------------
     def cmd_time_settings(self, args):
