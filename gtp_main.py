@@ -1,6 +1,7 @@
 """darkgo: a darkforest-style Go engine speaking GTP on stdin/stdout.
 
     python gtp_main.py --rollouts 5000
+    darkgo --rollouts 5000          (the same, as installed by pip install -e .)
 
 Logs go to stderr (or --log-file), never to stdout, which belongs to GTP.
 """
@@ -239,16 +240,17 @@ def build_engine(args, evaluator=None):
 
 def main(argv=None):
     """Parse flags and serve GTP until quit or end of input; return the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         setup_logging(args.log_file, args.log_level)
     except OSError as exc:
-        print(f"gtp_main.py: cannot open log file: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: cannot open log file: {exc}", file=sys.stderr)
         return 2
     try:
         evaluator = load_evaluator(args)
     except ValueError as exc:
-        print(f"gtp_main.py: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2
     engine = build_engine(args, evaluator)
     run_gtp(engine)
