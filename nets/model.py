@@ -20,17 +20,20 @@ from nets import features as feat
 CONFIGS = {
     # Tian & Zhu's d=12, w=384 network: 5x5x92, 10 x 3x3x384, 3x3 head with k=3.
     "darkforest": dict(first_kernel=5, first_width=92, width=384, depth=10, heads=3,
-                       ownership=False, symmetric=False, edge=False, rank=9, value=False),
+                       ownership=False, symmetric=False, edge=False, rank=9, value=False,
+                       value_convs=2),
     # Sized for 2 CPU cores: >= 500 positions/s at batch 16 in fp32 with features
     # (benchmarks/nn_speed.py), and ~1000 training samples/s with bf16 on AMX hardware.
     "cpu": dict(first_kernel=5, first_width=64, width=64, depth=6, heads=3,
-                ownership=False, symmetric=False, edge=False, rank=9, value=False),
+                ownership=False, symmetric=False, edge=False, rank=9, value=False,
+                value_convs=2),
     # For tests only.
     "tiny": dict(first_kernel=3, first_width=8, width=8, depth=1, heads=3,
-                 ownership=True, symmetric=False, edge=False, rank=9, value=True),
+                 ownership=True, symmetric=False, edge=False, rank=9, value=True,
+                 value_convs=1),
 }
 # Config keys that weights files written before them lack, with the value that those files mean.
-LATER_CONFIG_KEYS = {"value": False}
+LATER_CONFIG_KEYS = {"value": False, "value_convs": 0}
 # The value head's komi input is komi / KOMI_SCALE, seen from the side to move.
 KOMI_SCALE = 10.0
 
@@ -93,20 +96,26 @@ def komi_for(colors, komi):
 
 
 class ValueHead(nn.Module):
-    """Trunk -> 1x1 conv -> mean and max over the board, with the komi -> two linear layers
-    -> tanh: the expected result for the side to move. Pooling keeps it size-independent."""
+    """Trunk -> its own `convs` 3x3 blocks (conv, ReLU, batch-norm) -> 1x1 conv -> mean and
+    max over the board, with the komi -> two linear layers -> tanh: the expected result for
+    the side to move. Pooling keeps it size-independent; the blocks let the head read shapes
+    (life, territory) that the policy trunk's last layer need not spell out."""
 
     CHANNELS = 32
     HIDDEN = 64
 
-    def __init__(self, width):
+    def __init__(self, width, convs=0):
         super().__init__()
+        blocks = []
+        for _ in range(convs):
+            blocks += [nn.Conv2d(width, width, 3, padding=1), nn.ReLU(), nn.BatchNorm2d(width)]
+        self.tower = nn.Sequential(*blocks)
         self.conv = nn.Conv2d(width, self.CHANNELS, 1)
         self.hidden = nn.Linear(2 * self.CHANNELS + 1, self.HIDDEN)
         self.out = nn.Linear(self.HIDDEN, 1)
 
     def forward(self, h, komi):
-        v = F.relu(self.conv(h)).flatten(2)
+        v = F.relu(self.conv(self.tower(h))).flatten(2)
         pooled = torch.cat([v.mean(-1), v.amax(-1), (komi / KOMI_SCALE).to(v.dtype)[:, None]], 1)
         return torch.tanh(self.out(F.relu(self.hidden(pooled))).squeeze(1).float())
 
@@ -130,7 +139,8 @@ class PolicyNet(nn.Module):
         self.trunk = nn.Sequential(*layers)
         self.policy = Conv(width, config["heads"], 3, sym)
         self.ownership = Conv(width, 1, 3, sym) if config["ownership"] else None
-        self.value = ValueHead(width) if config.get("value") else None
+        self.value = ValueHead(width, config.get("value_convs", 0)) if config.get("value") \
+            else None
 
     def forward(self, x, mask=None, komi=None):
         """Return (log-probabilities [B, k, N*N] in float32, ownership [B, N*N] or None,
@@ -140,6 +150,17 @@ class PolicyNet(nn.Module):
         komi: float [B], points for the side to move (see komi_for; 0 when not given).
         """
         h = self.trunk(x)
+        logp, own, _ = self.heads(h, mask)
+        value = None
+        if self.value is not None:
+            if komi is None:
+                komi = torch.zeros(x.shape[0], device=x.device)
+            value = self.value(h, komi)
+        return logp, own, value
+
+    def heads(self, h, mask=None):
+        """Return (log-probabilities, ownership or None, None) from the trunk's output h: the
+        move and ownership heads of forward, for training a value head on a frozen trunk."""
         logits = self.policy(h).flatten(2).float()
         if mask is not None:
             first = logits[:, 0].masked_fill(~mask, float("-inf"))
@@ -147,12 +168,7 @@ class PolicyNet(nn.Module):
         logp = F.log_softmax(logits, dim=-1)
         own = torch.tanh(self.ownership(h).flatten(1).float()) if self.ownership is not None \
             else None
-        value = None
-        if self.value is not None:
-            if komi is None:
-                komi = torch.zeros(x.shape[0], device=x.device)
-            value = self.value(h, komi)
-        return logp, own, value
+        return logp, own, None
 
 
 # Weight files ---------------------------------------------------------------------------

@@ -48,6 +48,13 @@ def parse_args(argv=None):
                    "that has none")
     p.add_argument("--value-loss-weight", type=float, default=1.0,
                    help="weight of the value head's squared error in the loss")
+    p.add_argument("--value-convs", type=int, help="3x3 blocks of the value head's own tower "
+                   "(default: the config's); with --init, for a value head added by --value")
+    p.add_argument("--freeze-trunk", action="store_true", help="with --init: train only the "
+                   "value head on the net's trunk, whose weights and batch-norm statistics stay "
+                   "as they are (the policy is left exactly as it was)")
+    p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd",
+                   help="SGD with Nesterov momentum (default) or Adam")
     p.add_argument("--out", required=True, help="weights file to write (best validation loss: "
                    "head-1 NLL, plus the weighted value error with a value head)")
     p.add_argument("--run-dir", help="checkpoint and log directory (default runs/<out name>)")
@@ -101,21 +108,30 @@ def use_bf16(choice, device):
     return nm.bf16_supported(device)
 
 
-def losses(model, batch, device, bf16, ownership_weight, value_weight=1.0):
+def losses(model, batch, device, bf16, ownership_weight, value_weight=1.0, frozen=False):
     """Return (total loss, head-1 NLL mean, head-1 log-probs, values or None) for a batch
-    dict; the value's squared error counts on the rows with a finite target."""
+    dict; the value's squared error counts on the rows with a finite target. frozen: only the
+    value head computes gradients, and the loss is its error alone."""
     x = batch["x"].to(device, non_blocking=True)
     x = x.contiguous(memory_format=torch.channels_last)
     mask = batch["mask"].to(device)
     targets = batch["targets"].to(device)
     komi = batch["komi"].to(device) if "komi" in batch else None
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-        logp, own, value = model(x, mask, komi)
+        if frozen:
+            net = getattr(model, "module", model)
+            with torch.no_grad():
+                trunk = net.trunk(x)
+                logp, own, _ = net.heads(trunk, mask)
+            value = net.value(trunk, komi if komi is not None else
+                              torch.zeros(x.shape[0], device=x.device))
+        else:
+            logp, own, value = model(x, mask, komi)
     valid = targets >= 0
     picked = logp.gather(2, targets.clamp(min=0).unsqueeze(2)).squeeze(2)
     nll = -(picked * valid).sum(0) / valid.sum(0).clamp(min=1)
-    total = nll.sum()
-    if own is not None and "owner" in batch:
+    total = nll.sum() * (0.0 if frozen else 1.0)
+    if own is not None and "owner" in batch and not frozen:
         total = total + ownership_weight * F.mse_loss(own, batch["owner"].to(device))
     if value is not None and "value" in batch:
         target = batch["value"].to(device)
@@ -216,6 +232,8 @@ def main(argv=None):
     for flag in ("symmetric", "ownership", "edge", "value"):
         if getattr(args, flag):
             overrides[flag] = True
+    if args.value_convs is not None:
+        overrides["value_convs"] = args.value_convs
     config = nm.make_config(args.config, **overrides)
 
     step, samples, wall, best, plateau_scale, stale = 0, 0, 0.0, float("inf"), 1.0, 0
@@ -231,12 +249,15 @@ def main(argv=None):
         config = init["config"]
         samples = int(init.get("meta", {}).get("samples", 0))
         clash = {k: v for k, v in overrides.items()
-                 if k not in ("depth", "value") and config[k] != v}
+                 if k not in ("depth", "value", "value_convs") and config[k] != v}
         if clash:
             sys.exit(f"--init: {args.init} has {({k: config[k] for k in clash})}; only --depth "
                      "and --value can change a network that training starts from")
-        if args.value:
-            config = {**config, "value": True}
+        if args.value and not config["value"]:
+            config = {**config, "value": True,
+                      "value_convs": overrides.get("value_convs", nm.CONFIGS["cpu"]["value_convs"])}
+        elif overrides.get("value_convs", config["value_convs"]) != config["value_convs"]:
+            sys.exit("--value-convs: only a value head added by --value can be shaped")
         if args.depth is not None and args.depth != config["depth"]:
             try:
                 config, init["state_dict"] = nm.deepened(config, init["state_dict"], args.depth)
@@ -250,6 +271,8 @@ def main(argv=None):
         step, samples, wall = ckpt["step"], ckpt["samples"], ckpt["wall"]
         best, plateau_scale, stale = ckpt["best"], ckpt["plateau_scale"], ckpt["stale"]
         init_name = ckpt.get("init")
+    if args.freeze_trunk and not ((args.init or args.resume) and config["value"]):
+        sys.exit("--freeze-trunk trains a value head on an --init net: give --init and --value")
 
     model = nm.PolicyNet(config)
     if ckpt is not None:
@@ -261,11 +284,16 @@ def main(argv=None):
             sys.exit(f"--init: {args.init} does not fit its config (missing {missing}, "
                      f"unexpected {unexpected})")
     model.to(device).to(memory_format=torch.channels_last).train()
-    decay = [p for n, p in model.named_parameters() if p.ndim > 1]
-    no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
-    opt = torch.optim.SGD([{"params": decay, "weight_decay": args.weight_decay},
-                           {"params": no_decay, "weight_decay": 0.0}],
-                          lr=args.lr, momentum=args.momentum, nesterov=True)
+    if args.freeze_trunk:
+        for name, p in model.named_parameters():
+            p.requires_grad_(name.startswith("value."))
+    trained = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    groups = [{"params": [p for n, p in trained if p.ndim > 1], "weight_decay": args.weight_decay},
+              {"params": [p for n, p in trained if p.ndim <= 1], "weight_decay": 0.0}]
+    if args.optimizer == "adam":
+        opt = torch.optim.Adam(groups, lr=args.lr)
+    else:
+        opt = torch.optim.SGD(groups, lr=args.lr, momentum=args.momentum, nesterov=True)
     if ckpt is not None:
         opt.load_state_dict(ckpt["optimizer"])
     net = model
@@ -347,8 +375,11 @@ def main(argv=None):
         batch = next(it)
         for g in opt.param_groups:
             g["lr"] = lr_at(args, step, plateau_scale)
+        if args.freeze_trunk:   # batch-norm statistics of the trunk stay the trained net's
+            model.eval()
+            model.value.train()
         total, nll1, logp1, _ = losses(net, batch, device, bf16, args.ownership_weight,
-                                       args.value_loss_weight)
+                                       args.value_loss_weight, args.freeze_trunk)
         opt.zero_grad(set_to_none=True)
         total.backward()
         opt.step()

@@ -263,3 +263,31 @@ def test_training_adds_a_value_head_to_a_net_without_one(tmp_path):
     assert model.config["value"] is True and model.value is not None
     assert 0 <= meta["val_value_acc"] <= 1 and meta["val_value_mse"] >= 0
     assert meta["val_loss"] == pytest.approx(meta["val_nll"] + meta["val_value_mse"])
+
+
+def test_a_value_head_trained_on_a_frozen_trunk_leaves_the_policy_as_it_was(tmp_path):
+    root = tmp_path / "results"
+    root.mkdir()
+    for i, text in enumerate(GOOD[:4]):
+        (root / f"r{i}.sgf").write_text(text.replace("KM[6.5]", f"KM[6.5]RE[{'BW'[i % 2]}+R]"))
+    base = str(tmp_path / "base.pt")
+    nm.save_model(nm.PolicyNet(nm.make_config("tiny", value=False)), base)
+    valued = str(tmp_path / "valued.pt")
+    common = ["--data", str(root), "--batch", "16", "--workers", "0", "--threads", "1",
+              "--val-positions", "64", "--ckpt-minutes", "0", "--val-minutes", "0",
+              "--log-every", "2", "--warmup", "2", "--bf16", "off", "--pool", "4",
+              "--val-mod", "3", "--lr", "0.01"]
+    nt.main(common + ["--init", base, "--value", "--value-convs", "2", "--freeze-trunk",
+                      "--optimizer", "adam", "--out", valued, "--run-dir", str(tmp_path / "run"),
+                      "--steps", "3"])
+    before, _ = nm.load_model(base)
+    after, _ = nm.load_model(valued)
+    assert after.config["value_convs"] == 2 and len(after.value.tower) == 6
+    for name, tensor in before.state_dict().items():
+        assert torch.equal(tensor, after.state_dict()[name]), name
+    fresh = nm.PolicyNet(after.config).state_dict()
+    assert any(not torch.equal(fresh[k], v) for k, v in after.state_dict().items()
+               if k.startswith("value."))
+    with pytest.raises(SystemExit, match="--freeze-trunk"):
+        nt.main(common + ["--config", "tiny", "--freeze-trunk", "--out", valued,
+                          "--run-dir", str(tmp_path / "bad"), "--steps", "1"])
