@@ -2,6 +2,7 @@
 
     python gtp_main.py --rollouts 5000
     darkgo --rollouts 5000          (the same, as installed by pip install -e .)
+    darkgo --warm-up                (compile the jitted core into its cache, then exit)
 
 Logs go to stderr (or --log-file), never to stdout, which belongs to GTP.
 """
@@ -10,12 +11,15 @@ import logging
 import os
 import secrets
 import sys
+import threading
+from dataclasses import replace
 
 from engine import board as bd
 from engine.gtp import VERSION, GtpEngine, run_gtp
 from engine.player import Player, PlayerConfig
 from engine.playout import PolicyConfig
 from engine.search import MAX_PRIOR_EQEX, SearchConfig
+from engine.warmup import Warmup
 
 
 def positive_int(text):
@@ -168,6 +172,13 @@ def build_parser():
     p.add_argument("--ponder", action="store_true",
                    help="keep searching on the opponent's time after our move, until the next "
                         "command arrives")
+    p.add_argument("--warm-up", action="store_true",
+                   help="compile the jitted core for every kind of move (search with and "
+                        "without the network, network moves, scoring) into its on-disk cache, "
+                        "then exit: run once after an install or an update, so that the first "
+                        "game starts at full speed. Without it the engine compiles in the "
+                        "background from start-up, answering setup commands meanwhile; a timed "
+                        "genmove that comes before that is done gets a move without search")
     p.add_argument("--log-file", default=None,
                    help="write the log here instead of stderr")
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
@@ -185,6 +196,15 @@ def setup_logging(path, level):
     root.setLevel(level.upper())
 
 
+def check_network_flags(args):
+    """Raise ValueError for flags that need the network together with --net none."""
+    if args.net == "none":
+        if args.policy_only:
+            raise ValueError("--policy-only needs the network; drop --net none")
+        if args.symmetries is not None:
+            raise ValueError("--symmetries sets how the network is evaluated; drop --net none")
+
+
 def load_evaluator(args):
     """Return the network evaluator the flags ask for, or None to search without one.
 
@@ -192,11 +212,8 @@ def load_evaluator(args):
     asked for explicitly; with --net auto and no --weights, a missing default file only means
     no network.
     """
+    check_network_flags(args)
     if args.net == "none":
-        if args.policy_only:
-            raise ValueError("--policy-only needs the network; drop --net none")
-        if args.symmetries is not None:
-            raise ValueError("--symmetries sets how the network is evaluated; drop --net none")
         return None
     # Busy-waiting OpenMP threads starve the search threads on a small machine.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -214,8 +231,8 @@ def load_evaluator(args):
         raise ValueError(f"cannot use weights {path}: {exc}") from None
 
 
-def build_engine(args, evaluator=None):
-    """Return a GtpEngine configured from parsed arguments and an optional evaluator."""
+def player_config(args):
+    """Return the PlayerConfig (search settings included) that parsed arguments ask for."""
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
     logging.getLogger("gtp_main").info("random seed %d", seed)
     search = SearchConfig(threads=args.threads, seed=seed, max_nodes=args.max_nodes,
@@ -226,16 +243,51 @@ def build_engine(args, evaluator=None):
                           net_prior_eqex=args.net_prior_eqex,
                           early_stop=args.early_stop,
                           policy=PolicyConfig(reply=args.lgrf))
-    config = PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
-                          ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
-                          policy_only=args.policy_only, search=search)
-    player = Player(config, args.boardsize, evaluator)
+    return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
+                        ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
+                        policy_only=args.policy_only, search=search)
+
+
+def build_engine(args, evaluator=None, config=None):
+    """Return a GtpEngine configured from parsed arguments, an optional evaluator and an
+    optional PlayerConfig (by default player_config(args))."""
+    player = Player(config or player_config(args), args.boardsize, evaluator)
     if args.override_version is not None:
         logging.getLogger("gtp_main").info("answering 'version' with %r (--override-version)",
                                            args.override_version)
     return GtpEngine(player, size=args.boardsize, komi=args.komi,
                      strict_superko=args.rules == "strict", ponder=args.ponder,
                      version=args.override_version or VERSION, kgs_chat=args.kgs_chat)
+
+
+def hold_pondering_for(engine, warmup):
+    """Keep the engine from pondering until the warm-up is finished, as a ponder search would
+    compile on the GTP loop's time (the loop waits for it to stop before it answers the next
+    command); return the thread that turns pondering back on, or None without --ponder."""
+    if not engine.ponder:
+        return None
+    engine.ponder = False
+
+    def resume():
+        warmup.wait()
+        engine.ponder = True
+    thread = threading.Thread(target=resume, name="ponder-after-warmup", daemon=True)
+    thread.start()
+    return thread
+
+
+def warm_up(config, evaluator):
+    """Compile every kind of move into the on-disk cache: search with the network (when
+    there is one) and without, network moves, scoring; return the exit status (1 if a stage
+    failed)."""
+    config = replace(config, policy_only=False)
+    runs = [Warmup(config).use(evaluator)] + ([Warmup(config).use(None)] if evaluator else [])
+    seconds = sum(w.run() for w in runs)
+    if any(w.failed for w in runs):
+        return 1
+    logging.getLogger("gtp_main").info("warm-up done in %.1f s; compiled code cached in %s",
+                                       seconds, os.environ.get("NUMBA_CACHE_DIR"))
+    return 0
 
 
 def main(argv=None):
@@ -248,11 +300,20 @@ def main(argv=None):
         print(f"{parser.prog}: cannot open log file: {exc}", file=sys.stderr)
         return 2
     try:
+        check_network_flags(args)
+        config = player_config(args)
+        # Compiling starts at once, in the background, while torch and the weights load:
+        # the warm-up's first stage needs no network.
+        warmup = None if args.warm_up else Warmup(config).start()
         evaluator = load_evaluator(args)
     except ValueError as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2
-    engine = build_engine(args, evaluator)
+    if args.warm_up:
+        return warm_up(config, evaluator)
+    engine = build_engine(args, evaluator, config)
+    engine.player.warmup = warmup.use(evaluator)
+    hold_pondering_for(engine, warmup)
     run_gtp(engine)
     return 0
 

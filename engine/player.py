@@ -4,6 +4,7 @@ playout ownership, scores finished games, and budgets time.
 Everything GTP needs beyond the rules lives here, so that the protocol layer stays a table of
 small handlers.
 """
+import logging
 import time
 from dataclasses import dataclass, field, replace
 
@@ -13,6 +14,8 @@ from engine import board as bd
 from engine import playout as po
 from engine.search import Search, SearchConfig
 
+log = logging.getLogger("player")
+
 RESIGN = -2
 RESIGN_AFTER = 3      # searches in a row below the resign threshold before resigning
 CONTESTED = 0.6       # a stone whose mean playout ownership is nearer 0 is still fought over
@@ -21,6 +24,12 @@ PASSES_BEFORE_GIVING_UP = 3   # opponent passes in a row after which an open fig
 # this much higher over at least this share of the most visited move's visits.
 FAVOURITE_MARGIN = 0.05
 FAVOURITE_MIN_SHARE = 0.3
+# While the background warm-up still compiles the search, a genmove waits for it within its time
+# less this reserve, kept for a move without search (Player.early_move takes < 0.1 s)...
+EARLY_MOVE_RESERVE = 0.5
+# ... and at most this long without a time limit (once per install when the cache is cold; a
+# warm cache's warm-up takes a few seconds).
+UNTIMED_WARMUP_WAIT = 10.0
 
 
 def robust_choice(result):
@@ -152,6 +161,82 @@ def _whole_chains(board, points):
     return sorted(seen)
 
 
+def _line_value(size, i):
+    """Return the worth of a move on column or row i (0-based) in the opening: third and
+    fourth lines best (the fourth a little ahead, for the 4-4 point), the centre next, the
+    first two lines least."""
+    line = min(i, size - 1 - i)
+    return (0.0, 1.0, 3.0, 3.2)[line] if line < 4 else 2.0
+
+
+def _open_point(game, p):
+    """Return True if no stone lies within two lines of p (a 5x5 square)."""
+    x0, y0 = game.xy(p)
+    for y in range(max(0, y0 - 2), min(game.size, y0 + 3)):
+        for x in range(max(0, x0 - 2), min(game.size, x0 + 3)):
+            if game.board.stones[game.point(x, y)] != bd.EMPTY:
+                return False
+    return True
+
+
+def _liberty_of(board, head):
+    """Return one liberty of the chain whose head is given, or bd.PASS if it has none."""
+    w = int(board.info[bd.WIDTH])
+    s = head
+    while True:
+        for d in (-w, -1, 1, w):
+            if board.stones[s + d] == bd.EMPTY:
+                return int(s + d)
+        s = int(board.chain_next[s])
+        if s == head:
+            return bd.PASS
+
+
+def _liberties_after(board, p, color):
+    """Return the liberties of color's chain at p after color plays there (0 if illegal)."""
+    trial = bd.copy_board(board)
+    if bd.play(trial, p, color) != bd.OK:
+        return 0
+    return int(trial.nlibs[trial.chain[p]])
+
+
+def quick_move(game, color):
+    """Return a move found without search, playouts or network, by the jitted rules alone
+    (compiled first by the warm-up): capture the largest opponent chain in atari, else save
+    the largest own chain in atari by a move that leaves it two liberties or more, else the
+    legal move that fills no own eye and is no self-atari, best on an open point (no stone
+    within two lines) on the third or fourth line; PASS when there is none."""
+    board = game.board
+    in_atari = {bd.BLACK: [], bd.WHITE: []}
+    heads = set()
+    for p in game.on_board_points():
+        c = game.color_at(p)
+        head = int(board.chain[p])
+        if c != bd.EMPTY and head not in heads and board.nlibs[head] == 1:
+            heads.add(head)
+            in_atari[c].append((int(board.chain_size[head]), _liberty_of(board, head)))
+    for _, lib in sorted(in_atari[3 - color], reverse=True):
+        if game.is_legal(lib, color):
+            return lib
+    for _, lib in sorted(in_atari[color], reverse=True):
+        if game.is_legal(lib, color) and _liberties_after(board, lib, color) >= 2:
+            return lib
+    best, best_key = bd.PASS, None
+    for p in game.on_board_points():
+        if (game.color_at(p) != bd.EMPTY or bd.is_true_eye_like(board, p, color)
+                or not game.is_legal(p, color)):
+            continue
+        liberties = _liberties_after(board, p, color)
+        if liberties < 2:
+            continue
+        x, y = game.xy(p)
+        key = (_open_point(game, p), _line_value(game.size, x) + _line_value(game.size, y),
+               liberties)
+        if best_key is None or key > best_key:
+            best, best_key = p, key
+    return best
+
+
 class Player:
     """Chooses moves for a Game with UCT search, and judges the end of the game."""
 
@@ -167,6 +252,9 @@ class Player:
         self.last_result = None
         self._ownership_cache = None
         self._hopeless_searches = 0    # our searches in a row below the resign threshold
+        # The engine.warmup.Warmup compiling the jitted code in the background (gtp_main sets
+        # it); None: everything compiles when first used.
+        self.warmup = None
 
     def new_game(self, size):
         """Forget the tree (and the clocks) for a new game on a board of this size; the tree's
@@ -197,12 +285,43 @@ class Player:
             left, stones = clock.seconds, clock.stones
         if stones > 0:
             return max(0.05, left / stones - lag)
-        moves_left = max(20, len(game.legal_moves(color, superko=False)) // 3)
+        # Empty points rather than legal moves: the budget is needed before the jitted rules
+        # are sure to be compiled (see _wait_for_warmup).
+        moves_left = max(20, int(game.board.info[bd.NEMPTY]) // 3)
         budget = left / moves_left
         if tc.byo_time > 0:
             per_byo = tc.byo_time / max(tc.byo_stones, 1) if tc.byo_periods == 0 else tc.byo_time
             budget += per_byo - lag
         return max(0.05, min(budget, left - lag) if left > lag else 0.05)
+
+    def _wait_for_warmup(self, seconds):
+        """Return True once the background warm-up is finished (at once without one), False
+        when it is not within the move's `seconds` less EARLY_MOVE_RESERVE, or within
+        UNTIMED_WARMUP_WAIT without a time limit: a search started earlier would compile on
+        the spot, for up to a minute."""
+        warmup = self.warmup
+        if warmup is None or warmup.finished():
+            return True
+        patience = UNTIMED_WARMUP_WAIT if seconds is None else seconds - EARLY_MOVE_RESERVE
+        log.info("waiting up to %.1f s for the warm-up (the jitted code compiling or loading; "
+                 "`darkgo --warm-up` after an install fills the cache)", max(0.0, patience))
+        return warmup.wait(max(0.0, patience))
+
+    def early_move(self, game, color):
+        """Return a move chosen without search, for a genmove that the warm-up has not
+        compiled the search for in time: the network's best legal move once its input features
+        are compiled, else quick_move's (after the rules are compiled, which GTP needs to play
+        any move, a pass included)."""
+        warmup = self.warmup
+        if self.evaluator is not None and warmup.has("net"):
+            move, how = self.network_move(game, color, resign=False), "the network's best move"
+        else:
+            warmup.wait(stage="rules")
+            move, how = quick_move(game, color), "a quick move without search"
+        self.last_result = None
+        log.warning("the warm-up has not compiled the search yet: %s instead, %s", how,
+                    game.vertex(move))
+        return move
 
     # Moves -----------------------------------------------------------------------------
     def ownership(self, game):
@@ -226,9 +345,17 @@ class Player:
         Passes when the opponent passed, no fight is left open (see _fight_open) and
         passing does not lose by area after dead-stone removal; with cleanup
         (kgs-genmove_cleanup) it first captures every stone it thinks dead. progress is
-        handed to Search.run (periodic results while the search runs).
+        handed to Search.run (periodic results while the search runs). While the background
+        warm-up has not compiled the search, it waits for it as long as the move's time allows
+        (see _wait_for_warmup), and otherwise plays early_move's move.
         """
         game.to_play = color
+        started = time.perf_counter()
+        seconds = self.move_seconds(game, color)
+        if not self._wait_for_warmup(seconds):
+            return self.early_move(game, color)
+        if seconds is not None:
+            seconds = max(0.05, seconds - (time.perf_counter() - started))
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
         # A jigo does not lose: playing on from one only gives the search, whose moves all
         # look alike then, the chance to fill its own eye space.
@@ -244,8 +371,7 @@ class Player:
             if not dead and self.score_for(game, color) > 0:
                 return bd.PASS
         if self.config.policy_only:
-            return self._network_move(game, color)
-        seconds = self.move_seconds(game, color)
+            return self.network_move(game, color)
         result = self.search.run(game, self.config.rollouts, seconds, stop_event, progress)
         self.last_result = result
         best = robust_choice(result)
@@ -273,10 +399,11 @@ class Player:
                     return p
         return None
 
-    def _network_move(self, game, color):
+    def network_move(self, game, color, resign=True):
         """Return the network's most probable legal move that repeats no position and fills
-        no own eye, RESIGN when the playouts from here all but never win, or PASS."""
-        if len(game.moves) >= self._min_resign_moves(game):
+        no own eye, or PASS; with resign, RESIGN when the playouts from here all but never
+        win."""
+        if resign and len(game.moves) >= self._min_resign_moves(game):
             black_wins = self.ownership(game).black_winrate
             if (black_wins if color == bd.BLACK else 1.0 - black_wins) < \
                     self.config.resign_threshold / 2:
