@@ -30,6 +30,13 @@ EARLY_MOVE_RESERVE = 0.5
 # ... and at most this long without a time limit (once per install when the cache is cold; a
 # warm cache's warm-up takes a few seconds).
 UNTIMED_WARMUP_WAIT = 10.0
+# After a timed search that found a winning move, the settledness check (may we pass?) runs
+# the ownership playouts of the position: the search leaves time for them, at this many seconds
+# per playout and board point until this machine's speed is measured (0.65 s for 1,000 19x19
+# playouts on the development machine), at most a third of the move's time, and none when the
+# colour's last search found a win rate below SETTLE_CHECK_LIKELY.
+OWNERSHIP_SECONDS_PER_RUN_POINT = 2e-6
+SETTLE_CHECK_LIKELY = 0.4
 
 
 def robust_choice(result):
@@ -252,6 +259,8 @@ class Player:
         self.last_result = None
         self._ownership_cache = None
         self._hopeless_searches = 0    # our searches in a row below the resign threshold
+        self._ownership_rate = OWNERSHIP_SECONDS_PER_RUN_POINT   # last measured
+        self._last_winrate = {}        # colour -> its chosen move's win rate in its last search
         # The engine.warmup.Warmup compiling the jitted code in the background (gtp_main sets
         # it); None: everything compiles when first used.
         self.warmup = None
@@ -268,6 +277,7 @@ class Player:
         self.last_result = None
         self._ownership_cache = None
         self._hopeless_searches = 0
+        self._last_winrate = {}
 
     # Time -----------------------------------------------------------------------------
     def move_seconds(self, game, color):
@@ -326,12 +336,33 @@ class Player:
     # Moves -----------------------------------------------------------------------------
     def ownership(self, game):
         """Return the playout Ownership of the current position (cached per position)."""
-        key = (tuple(game.moves), tuple(game.setup), game.rules.komi)
-        if self._ownership_cache is None or self._ownership_cache[0] != key:
+        if not self._has_ownership(game):
+            started = time.perf_counter()
             own = Ownership(game, self.config.ownership_runs, self.judge_policy,
                             self.config.search.seed + 7)
-            self._ownership_cache = (key, own)
+            self._ownership_rate = (time.perf_counter() - started) / (
+                max(self.config.ownership_runs, 1) * game.size ** 2)
+            self._ownership_cache = (self._ownership_key(game), own)
         return self._ownership_cache[1]
+
+    @staticmethod
+    def _ownership_key(game):
+        return tuple(game.moves), tuple(game.setup), game.rules.komi
+
+    def _has_ownership(self, game):
+        """Return True when the current position's Ownership is cached."""
+        return (self._ownership_cache is not None
+                and self._ownership_cache[0] == self._ownership_key(game))
+
+    def _settle_check_seconds(self, game, color, seconds):
+        """Return the seconds a timed search of `seconds` for color leaves for the settledness
+        check after it: the ownership playouts at the last measured speed, unless cached or
+        unlikely to be needed (see SETTLE_CHECK_LIKELY), at most a third of the move's time."""
+        if (self._has_ownership(game)
+                or self._last_winrate.get(color, 1.0) < SETTLE_CHECK_LIKELY):
+            return 0.0
+        expected = self._ownership_rate * self.config.ownership_runs * game.size ** 2
+        return min(expected, seconds / 3)
 
     def score_for(self, game, color):
         """Return the area score from color's view with estimated dead stones removed."""
@@ -354,8 +385,6 @@ class Player:
         seconds = self.move_seconds(game, color)
         if not self._wait_for_warmup(seconds):
             return self.early_move(game, color)
-        if seconds is not None:
-            seconds = max(0.05, seconds - (time.perf_counter() - started))
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
         # A jigo does not lose: playing on from one only gives the search, whose moves all
         # look alike then, the chance to fill its own eye space.
@@ -372,11 +401,15 @@ class Player:
                 return bd.PASS
         if self.config.policy_only:
             return self.network_move(game, color)
+        if seconds is not None:    # what the warm-up and the checks above took counts too
+            settle = 0.0 if cleanup else self._settle_check_seconds(game, color, seconds)
+            seconds = max(0.05, seconds - (time.perf_counter() - started) - settle)
         result = self.search.run(game, self.config.rollouts, seconds, stop_event, progress)
         self.last_result = result
         best = robust_choice(result)
         if best is None:
             return bd.PASS
+        self._last_winrate[color] = best.winrate
         if self._should_resign(game, result, best) and not cleanup:
             return RESIGN
         if best.winrate > 0.5 and not cleanup and self._settled(game, color):

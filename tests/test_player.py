@@ -8,7 +8,8 @@ import gtp_main
 from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import playout as po
-from engine.player import Clock, Player, PlayerConfig, TimeControl, seki_points
+from engine.player import (OWNERSHIP_SECONDS_PER_RUN_POINT, Clock, Player, PlayerConfig,
+                           TimeControl, seki_points)
 from engine.search import SearchConfig
 
 
@@ -37,6 +38,18 @@ def test_move_time_keeps_a_safety_margin(tc, clock, low, high):
     seconds = p.move_seconds(game, bd.BLACK)
     assert low <= seconds <= high
     assert seconds < clock.seconds
+
+
+def test_a_timed_search_leaves_time_for_the_settledness_check_after_it():
+    p = player()
+    game = game_from_diagram("\n".join(["." * 9] * 9))
+    expected = OWNERSHIP_SECONDS_PER_RUN_POINT * 200 * 81     # ownership runs x points
+    assert p._settle_check_seconds(game, bd.BLACK, 30.0) == pytest.approx(expected)
+    assert p._settle_check_seconds(game, bd.BLACK, 0.003) == pytest.approx(0.001)  # a third
+    p._last_winrate[bd.BLACK] = 0.2         # losing: the check after a search is unlikely
+    assert p._settle_check_seconds(game, bd.BLACK, 30.0) == 0.0
+    p.ownership(game)                       # cached: the check costs nothing
+    assert p._settle_check_seconds(game, bd.WHITE, 30.0) == 0.0
 
 
 def test_passes_after_opponent_pass_when_passing_wins():
