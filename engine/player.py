@@ -20,6 +20,7 @@ RESIGN = -2
 RESIGN_AFTER = 3      # searches in a row below the resign threshold before resigning
 CONTESTED = 0.6       # a stone whose mean playout ownership is nearer 0 is still fought over
 PASSES_BEFORE_GIVING_UP = 3   # opponent passes in a row after which an open fight is let be
+THREAT_DISTANCE = 2           # an opponent's move this close to our stones is answered, not passed
 # The final choice: the net's favourite replaces the most visited move when its win rate is
 # this much higher over at least this share of the most visited move's visits.
 FAVOURITE_MARGIN = 0.05
@@ -412,9 +413,25 @@ class Player:
         self._last_winrate[color] = best.winrate
         if self._should_resign(game, result, best) and not cleanup:
             return RESIGN
-        if best.winrate > 0.5 and not cleanup and self._settled(game, color):
+        if (best.winrate > 0.5 and not cleanup and not self._last_move_near(game, color)
+                and self._settled(game, color)):
             return bd.PASS
         return best.point
+
+    def _last_move_near(self, game, color):
+        """Return True when the opponent's last move was a stone within Manhattan distance
+        THREAT_DISTANCE of one of color's stones: an approach the playouts may misjudge (a
+        19x19 game against Pachi was lost by passing three times while White played into a
+        corner the playouts gave Black). Answering costs nothing under area scoring."""
+        if not game.moves or game.moves[-1][0] != 3 - color or game.moves[-1][1] == bd.PASS:
+            return False
+        x, y = game.xy(game.moves[-1][1])
+        for dy in range(-THREAT_DISTANCE, THREAT_DISTANCE + 1):
+            for dx in range(abs(dy) - THREAT_DISTANCE, THREAT_DISTANCE + 1 - abs(dy)):
+                if 0 <= x + dx < game.size and 0 <= y + dy < game.size \
+                        and game.color_at(game.point(x + dx, y + dy)) == color:
+                    return True
+        return False
 
     def _attack_dead(self, game, color, dead):
         """Return a liberty of the dead opponent chain with the fewest liberties that color can

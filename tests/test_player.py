@@ -272,3 +272,25 @@ def test_robust_choice_plays_the_most_visited_unless_the_favourite_is_clearly_be
     assert robust_choice(result((1, 100, 0.50, 0.2), (2, 10, 0.90, 0.6))).point == 1
     assert robust_choice(result((1, 100, 0.50, 0.6), (2, 90, 0.90, 0.3))).point == 1
     assert robust_choice(result()) is None
+
+
+def test_answers_an_approach_instead_of_passing_first():
+    game = game_from_diagram("""
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        . . . X O . . . .
+        """, komi=0.5)
+    p = player()
+    game.to_play = bd.BLACK
+    game.play(bd.BLACK, game.parse_vertex("A5"))        # far from white: a quiet move
+    assert not p._last_move_near(game, bd.WHITE)
+    game.play(bd.WHITE, game.parse_vertex("J9"))
+    game.play(bd.BLACK, game.parse_vertex("G5"))        # into white's area, 2 from its wall
+    assert p._last_move_near(game, bd.WHITE)
+    assert p.genmove(game, bd.WHITE) != bd.PASS
