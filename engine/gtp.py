@@ -6,10 +6,19 @@ response text or raises GtpError for a '?' answer; any other exception becomes a
 plus a traceback on the log, so nothing takes the loop down. A reader thread feeds lines
 through a queue so that analysis commands (lz-analyze, kata-analyze) can run until the next
 command arrives.
+
+Ends: 'quit' or the end of input end the loop; one that arrives while a move is searched (the
+controller leaving) cuts the search short, the move found so far is answered, then quit.
+SIGTERM, SIGINT and SIGHUP stop the search or analysis under way and end the loop without
+answering the command it served; a second signal ends the process at once. Output that can no
+longer be written (BrokenPipeError: the GUI went away) ends the loop quietly too.
 """
+import gc
 import logging
+import os
 import queue
 import re
+import signal
 import sys
 import threading
 import traceback
@@ -47,6 +56,68 @@ class _InputArrived:
         return not self.pending.empty()
 
 
+class _Flag:
+    """A stop event that a signal handler may set: set() only assigns an attribute, where
+    threading.Event.set takes a lock that the interrupted main thread may hold."""
+
+    def __init__(self):
+        self._set = False
+
+    def set(self):
+        self._set = True
+
+    def is_set(self):
+        return self._set
+
+
+class _LeaveArrives:
+    """A stop event set once a 'quit' or the end of input is read after its creation (the
+    controller leaving while a move is searched); commands queued before it, as a script's
+    'genmove b' then 'quit', do not cut the search short."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.before = engine._leaving_read
+
+    def is_set(self):
+        return self.engine._leaving_read > self.before
+
+
+class _AnyOf:
+    """A stop event set when any of the given ones is."""
+
+    def __init__(self, *events):
+        self.events = events
+
+    def is_set(self):
+        return any(e.is_set() for e in self.events)
+
+
+class _Output:
+    """A text stream whose first failed write or flush (BrokenPipeError when the reader went
+    away, a closed stream) calls on_gone; later writes are dropped."""
+
+    def __init__(self, stream, on_gone):
+        self.stream = stream
+        self.on_gone = on_gone
+        self.gone = False
+
+    def write(self, text):
+        self._do(self.stream.write, text)
+
+    def flush(self):
+        self._do(self.stream.flush)
+
+    def _do(self, method, *args):
+        if self.gone:
+            return
+        try:
+            method(*args)
+        except (OSError, ValueError):
+            self.gone = True
+            self.on_gone()
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _ID = re.compile(r"\s*(\d+)\s")
 
@@ -77,10 +148,16 @@ class GtpEngine:
         # Answered but not listed: kgsGtp 3.5.20 and later crash on an engine that lists
         # kgs-chat (Pachi lists it only with --kgs-chat, for kgsGtp 3.5.11).
         self.unlisted = set() if kgs_chat else {"kgs-chat"}
-        self.pending = queue.Queue()   # lines waiting while an analysis runs
+        # Lines read and not yet served; None marks the end of input or a stop. A SimpleQueue,
+        # whose put() a signal handler may call while the main thread waits in get().
+        self.pending = queue.SimpleQueue()
         self._generated = []           # per move of self.game: True where genmove chose it
         self._just_moved = False       # the last command played a move of ours (ponder then)
         self.quit = False
+        self.stopping = _Flag()        # a signal or lost output: stop and leave the loop
+        self.signal_received = None    # the signal that set stopping, if one did
+        self.output_gone = False       # writing the answers failed (the reader went away)
+        self._leaving_read = 0         # 'quit' lines and ends of input read so far
 
     # Loop ------------------------------------------------------------------------------
     def handle_line(self, raw, out):
@@ -108,15 +185,17 @@ class GtpEngine:
         try:
             if name in _STREAMING:
                 handler(args, out=out, cmd_id=cmd_id)
-                return not self.quit
+                return not (self.quit or self.stopping.is_set())
             text = handler(args)
+            if self.stopping.is_set():    # the process ends: no answer to an interrupted command
+                return False
             self._respond(out, True, cmd_id, text)
         except GtpError as exc:
             self._respond(out, False, cmd_id, str(exc))
         except Exception as exc:
             log.error("internal error in %r:\n%s", line, traceback.format_exc())
             self._respond(out, False, cmd_id, f"internal error: {type(exc).__name__}")
-        return not self.quit
+        return not (self.quit or self.stopping.is_set())
 
     @staticmethod
     def _respond(out, ok, cmd_id, text):
@@ -128,20 +207,50 @@ class GtpEngine:
         out.flush()
 
     def serve(self, inp, out):
-        """Answer commands from inp until quit or end of input."""
-        reader = threading.Thread(target=self._read_lines, args=(inp,), daemon=True)
+        """Answer commands from inp until quit, end of input, stop() or lost output."""
+        out = _Output(out, self._on_output_gone)
+        reader = threading.Thread(target=self._read_lines, args=(inp,), name="gtp-reader",
+                                  daemon=True)
         reader.start()
-        while True:
+        while not self.stopping.is_set():
             pondering = self._start_pondering() if self.ponder else None
             raw = self.pending.get()
             if pondering is not None:
                 stop, thread = pondering
                 stop.set()
                 thread.join()
-            if raw is None:
+            if raw is None or self.stopping.is_set():
                 break
             if not self.handle_line(raw, out):
                 break
+
+    def stop(self, signum=None):
+        """Ask the loop to end: the search or analysis under way stops within milliseconds,
+        its command is left unanswered and serve() returns. Safe in a signal handler (as
+        signal.signal's handler: signum, frame); a second call there raises SystemExit(0)
+        for a command that did not stop in time."""
+        if self.stopping.is_set() and signum is not None:
+            raise SystemExit(0)
+        if signum is not None:
+            self.signal_received = signum
+        self.stopping.set()
+        self.pending.put(None)
+
+    def _on_signal(self, signum, frame):
+        self.stop(signum)
+
+    def _on_output_gone(self):
+        self.output_gone = True
+        self.stop()
+
+    def close(self):
+        """Stop the threads the player keeps (the network server); the engine is done."""
+        self.player.search.close()
+
+    def _search_stop(self):
+        """Return the stop event for a move's search: a stop(), or quit or the end of input
+        arriving while it runs."""
+        return _AnyOf(self.stopping, _LeaveArrives(self))
 
     def _start_pondering(self):
         """Search the current position on the opponent's time, after our own move, until the
@@ -152,7 +261,7 @@ class GtpEngine:
         stop = threading.Event()
         budget = 50 * self.player.config.rollouts
         thread = threading.Thread(target=self.player.search.run, args=(game, budget),
-                                  kwargs={"stop_event": stop}, daemon=True)
+                                  kwargs={"stop_event": stop}, name="ponder", daemon=True)
         thread.start()
         return stop, thread
 
@@ -165,8 +274,11 @@ class GtpEngine:
             if isinstance(raw, bytes):
                 raw = raw.decode("utf-8", "replace")
             if not raw:
+                self._leaving_read += 1
                 self.pending.put(None)
                 return
+            if _is_quit(raw):
+                self._leaving_read += 1
             self.pending.put(raw)
 
     # Argument helpers --------------------------------------------------------------------
@@ -339,7 +451,8 @@ class GtpEngine:
     def _generate(self, args, cleanup=False, commit=True, progress=None):
         self._expect(args, 1)
         color = self._color(args[0])
-        point = self.player.genmove(self.game, color, cleanup=cleanup, progress=progress)
+        point = self.player.genmove(self.game, color, cleanup=cleanup,
+                                    stop_event=self._search_stop(), progress=progress)
         if point == RESIGN:
             self.game.to_play = color
             return "resign"
@@ -557,7 +670,8 @@ class GtpEngine:
         self._expect(args, 1)
         color = self._color(args[0])
         self.game.to_play = color
-        result = self.player.search.run(self.game, self.player.config.rollouts)
+        result = self.player.search.run(self.game, self.player.config.rollouts,
+                                        stop_event=self._search_stop())
         visits = {m.point: m.visits for m in result.children}
         rows = []
         for y in range(self.game.size - 1, -1, -1):
@@ -623,7 +737,7 @@ class GtpEngine:
         self.game.to_play = color
         try:
             self.player.search.run(self.game, ANALYSIS_PLAYOUTS,
-                                   stop_event=_InputArrived(self.pending),
+                                   stop_event=_AnyOf(self.stopping, _InputArrived(self.pending)),
                                    progress=(interval / 100.0, self._info_writer(out, line_of)))
         except Exception:   # the '=' is out: a '?' now would break the stream
             log.error("%s stopped by an internal error:\n%s", name, traceback.format_exc())
@@ -680,8 +794,53 @@ class GtpEngine:
                         for order, m, pv in self._analyzed_moves(result))
 
 
+def _is_quit(raw):
+    """Return True if the raw line is a 'quit' command (with or without an id)."""
+    parts = preprocess(raw).split()
+    if parts and parts[0].isdigit():
+        parts.pop(0)
+    return parts[:1] == ["quit"]
+
+
+# Signals that end the engine cleanly: kill's default, Ctrl-C, the terminal closing.
+STOP_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+
 def run_gtp(engine, inp=None, out=None):
-    """Serve GTP on the given streams (stdin/stdout by default)."""
+    """Serve GTP on the given streams (stdin/stdout by default) until quit, end of input, a
+    stop signal (STOP_SIGNALS, handled while this runs on the main thread) or lost output;
+    return after the engine's threads have stopped."""
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
-    engine.serve(inp, out)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in STOP_SIGNALS:
+            number = getattr(signal, name, None)
+            if number is not None:
+                previous[number] = signal.signal(number, engine._on_signal)
+    try:
+        engine.serve(inp, out)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        engine.close()
+    if engine.signal_received is not None:
+        log.info("stopped by signal %d", engine.signal_received)
+    if engine.output_gone:
+        log.info("output closed: stopping")
+        if out is sys.stdout:   # or the interpreter's last flush fails again, loudly
+            _silence(out)
+    if inp is sys.__stdin__ and out is sys.__stdout__:
+        # The process ends now. Its last garbage collection, a walk over numba's compiled
+        # functions, takes half a second on a busy machine; frozen objects are left out.
+        gc.freeze()
+
+
+def _silence(stream):
+    """Point the file descriptor under stream at /dev/null, dropping what it still buffers."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
