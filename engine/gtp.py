@@ -119,7 +119,9 @@ class _Output:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_ID = re.compile(r"\s*(\d+)\s")
+# An id is ASCII digits: str.isdigit and \d also take '²' or Arabic-Indic digits.
+_ID = re.compile(r"\s*([0-9]+)\s")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 class GtpError(Exception):
@@ -171,7 +173,7 @@ class GtpEngine:
             return True
         parts = line.split()
         cmd_id = ""
-        if parts[0].isdigit():
+        if _DIGITS.fullmatch(parts[0]):
             cmd_id = parts.pop(0)
         if not parts:
             self._respond(out, False, cmd_id, "syntax error")
@@ -797,7 +799,7 @@ class GtpEngine:
 def _is_quit(raw):
     """Return True if the raw line is a 'quit' command (with or without an id)."""
     parts = preprocess(raw).split()
-    if parts and parts[0].isdigit():
+    if parts and _DIGITS.fullmatch(parts[0]):
         parts.pop(0)
     return parts[:1] == ["quit"]
 
