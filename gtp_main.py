@@ -187,10 +187,15 @@ def build_parser():
 
 
 def setup_logging(path, level):
-    """Send log records to stderr or to the file at path."""
+    """Send log records to stderr or to the file at path; OSError when the file cannot be
+    opened or written."""
     handler = logging.FileHandler(path, encoding="utf-8") if path else \
         logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    if path:    # a full device (/dev/full) opens but refuses writes: fail now, not per record
+        opened = logging.LogRecord("gtp_main", logging.INFO, __file__, 0, "log opened", None, None)
+        handler.stream.write(handler.format(opened) + "\n")
+        handler.stream.flush()
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
