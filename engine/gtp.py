@@ -547,7 +547,7 @@ class GtpEngine:
             game = sgf.load_game(args[0], move_number, self.game.rules.strict_superko)
         except sgf.SgfError as exc:
             log.warning("loadsgf %s: %s", args[0], exc)
-            raise GtpError("cannot load file") from None
+            raise GtpError(f"cannot load file: {exc}") from None
         self.game = game
         self._generated = [False] * len(game.moves)
         self.player.new_game(game.size)
@@ -565,8 +565,8 @@ class GtpEngine:
         try:
             with open(args[0], "w", encoding="utf-8") as f:
                 f.write(text)
-        except OSError:
-            raise GtpError("cannot save file") from None
+        except OSError as exc:   # no such folder, a folder, no permission, a full device
+            raise GtpError(f"cannot save file: {exc.strerror or exc}") from None
         return ""
 
     def _result_text(self):

@@ -1,9 +1,13 @@
 """SGF in and out through sgfmill, and the ASCII board for showboard.
 
 load_game replays an SGF main line (setup stones, handicap, komi, passes) with full legality
-checks into a new Game; any problem raises SgfError and nothing else changes.
+checks into a new Game; any problem raises SgfError and nothing else changes. Of a collection
+(several games in one file) it loads the first game. Files over MAX_SGF_BYTES and main lines
+over MAX_SGF_MOVES are refused: every move keeps a board copy for undo (about 60 KB on 19x19),
+so 10,000 moves would take 600 MB.
 """
 import logging
+import os
 
 from sgfmill import sgf
 
@@ -13,6 +17,7 @@ from engine.game import COLUMNS, Game, IllegalMove, Rules
 log = logging.getLogger("sgf")
 
 MAX_SGF_BYTES = 16 << 20
+MAX_SGF_MOVES = 2000       # long past any real game (a 19x19 game rarely reaches 400 moves)
 _SGF_COLOR = {"b": bd.BLACK, "w": bd.WHITE}
 
 
@@ -21,13 +26,16 @@ class SgfError(ValueError):
 
 
 def _read(path):
+    too_large = f"file too large (the limit is {MAX_SGF_BYTES >> 20} MiB)"
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_SGF_BYTES + 1)
+            if os.fstat(f.fileno()).st_size > MAX_SGF_BYTES:   # refused before reading
+                raise SgfError(too_large)
+            data = f.read(MAX_SGF_BYTES + 1)    # what fstat does not size: /dev/zero, a pipe
     except OSError as exc:
         raise SgfError(f"cannot read {path}: {exc.strerror}") from None
     if len(data) > MAX_SGF_BYTES:
-        raise SgfError("file too large")
+        raise SgfError(too_large)
     try:
         return sgf.Sgf_game.from_bytes(data)
     except ValueError as exc:
@@ -35,11 +43,12 @@ def _read(path):
 
 
 def load_game(path, move_number=None, strict_superko=False):
-    """Return a Game holding the SGF's main line up to (not including) move move_number."""
+    """Return a Game holding the SGF's (first game's) main line up to (not including) move
+    move_number; SgfError says why a file cannot be loaded."""
     record = _read(path)
     size = record.get_size()
     if not bd.MIN_SIZE <= size <= bd.MAX_SIZE:
-        raise SgfError(f"board size {size} not supported")
+        raise SgfError(f"board size {size} not supported ({bd.MIN_SIZE}..{bd.MAX_SIZE})")
     root = record.get_root()
     try:
         komi = record.get_komi()
@@ -61,6 +70,9 @@ def load_game(path, move_number=None, strict_superko=False):
             colour, move = node.get_move()
             if colour is None:
                 continue
+            if len(game.moves) == MAX_SGF_MOVES:
+                raise SgfError(f"more than {MAX_SGF_MOVES} moves (loadsgf FILE MOVE_NUMBER "
+                               "loads the moves before MOVE_NUMBER)")
             point = bd.PASS if move is None else _point(game, move)
             if game.play(_SGF_COLOR[colour], point, superko=strict_superko):
                 log.warning("SGF move %d repeats an earlier position", len(game.moves))
@@ -68,6 +80,8 @@ def load_game(path, move_number=None, strict_superko=False):
             game.to_play = _SGF_COLOR[root.get("PL")]
     except IllegalMove as exc:
         raise SgfError(f"illegal move {len(game.moves) + 1}: {exc}") from None
+    except SgfError:
+        raise
     except (ValueError, KeyError) as exc:
         raise SgfError(f"bad SGF property: {exc}") from None
     game.board.info[bd.TO_PLAY] = game.to_play

@@ -1,11 +1,13 @@
 """Files the engine is pointed at: a log file it cannot open or write, printsgf to a path it
 cannot write, loadsgf of files too large, too long, of a board size we do not play or holding
 several games. Each gives a clear error and leaves the game as it was."""
+import io
 import os
 
 import pytest
 
 import gtp_main
+from engine import sgf
 
 
 @pytest.mark.parametrize("path", ["/dev/full", "/nonexistent/dir/darkgo.log", "/proc/version",
@@ -16,3 +18,108 @@ def test_a_log_file_that_cannot_be_written_is_a_clear_start_up_error(path, capsy
     assert gtp_main.main(["--net", "none", "--log-file", path]) == 2
     err = capsys.readouterr().err
     assert "cannot open log file" in err and err.count("\n") == 1
+
+
+def engine():
+    args = ["--net", "none", "--boardsize", "9", "--seed", "1", "--rollouts", "50",
+            "--log-level", "error"]
+    e = gtp_main.build_engine(gtp_main.build_parser().parse_args(args))
+    for line in ("play b E5", "play w C3", "play b G7"):
+        assert answer(e, line) == "="
+    return e
+
+
+def answer(e, line):
+    out = io.StringIO()
+    e.handle_line(line + "\n", out)
+    return out.getvalue().rstrip("\n")
+
+
+def state(e):
+    return answer(e, "list_stones black"), answer(e, "list_stones white"), list(e.game.moves)
+
+
+@pytest.mark.parametrize("path", ["/dev/full", "/nonexistent/dir/game.sgf", "/proc/version",
+                                  "."])
+def test_printsgf_to_a_path_that_cannot_be_written_says_why_and_keeps_the_game(path):
+    if not os.path.exists(os.path.dirname(path) or ".") and path.startswith(("/dev", "/proc")):
+        pytest.skip(f"no {path} here")
+    e = engine()
+    before = state(e)
+    reply = answer(e, f"printsgf {path}")
+    assert reply.startswith("? cannot save file: ") and len(reply) > len("? cannot save file: ")
+    assert state(e) == before
+
+
+def test_printsgf_writes_a_file_that_loadsgf_reads_back(tmp_path):
+    e = engine()
+    path = tmp_path / "game.sgf"
+    assert answer(e, f"printsgf {path}") == "="
+    before = state(e)
+    assert answer(e, "clear_board") == "="
+    assert answer(e, f"loadsgf {path}") == "="
+    assert state(e) == before
+
+
+def test_loadsgf_refuses_a_file_over_the_size_cap_without_reading_it(tmp_path):
+    path = tmp_path / "huge.sgf"
+    with open(path, "wb") as f:
+        f.write(b"(;SZ[19];B[aa])")
+        f.truncate(50 << 20)     # 50 MB, sparse: nothing to write
+    e = engine()
+    before = state(e)
+    assert answer(e, f"loadsgf {path}") == \
+        f"? cannot load file: file too large (the limit is {sgf.MAX_SGF_BYTES >> 20} MiB)"
+    assert state(e) == before
+
+
+def test_loadsgf_refuses_an_endless_file():
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero here")
+    e = engine()
+    before = state(e)
+    assert answer(e, "loadsgf /dev/zero").startswith("? cannot load file: file too large")
+    assert state(e) == before
+
+
+def test_loadsgf_refuses_a_game_of_10000_moves_but_loads_its_beginning(tmp_path):
+    path = tmp_path / "long.sgf"
+    path.write_text("(;SZ[9]KM[7]" + ";B[ee];W[cc];B[gg]" + ";W[];B[]" * 4998 + ")")
+    e = engine()
+    before = state(e)
+    reply = answer(e, f"loadsgf {path}")
+    assert reply.startswith(f"? cannot load file: more than {sgf.MAX_SGF_MOVES} moves")
+    assert state(e) == before
+    assert answer(e, f"loadsgf {path} 11") == "="
+    assert len(e.game.moves) == 10 and answer(e, "list_stones black") == "= G3 E5"
+
+
+@pytest.mark.parametrize("size,reason", [
+    (27, "not a valid SGF file: size out of range: 27"),
+    (1, "board size 1 not supported (2..25)"),
+    (26, "board size 26 not supported (2..25)")])
+def test_loadsgf_of_a_board_size_we_do_not_play_says_so_and_keeps_the_game(tmp_path, size,
+                                                                           reason):
+    path = tmp_path / f"size{size}.sgf"
+    path.write_text(f"(;SZ[{size}];B[aa])")
+    e = engine()
+    before = state(e)
+    assert answer(e, f"loadsgf {path}") == f"? cannot load file: {reason}"
+    assert state(e) == before
+
+
+def test_loadsgf_of_a_collection_loads_its_first_game(tmp_path):
+    path = tmp_path / "collection.sgf"
+    path.write_text("(;SZ[9]KM[6.5];B[ee];W[cc])\n(;SZ[13];B[aa];W[bb];B[cc])\n")
+    e = engine()
+    assert answer(e, f"loadsgf {path}") == "="
+    assert e.game.size == 9 and e.game.rules.komi == 6.5
+    assert answer(e, "list_stones black") == "= E5" and answer(e, "list_stones white") == "= C7"
+
+
+def test_loadsgf_takes_a_game_of_exactly_the_move_cap(tmp_path):
+    path = tmp_path / "cap.sgf"
+    path.write_text("(;SZ[9]" + ";B[];W[]" * (sgf.MAX_SGF_MOVES // 2) + ";C[the end])")
+    e = engine()
+    assert answer(e, f"loadsgf {path}") == "="
+    assert len(e.game.moves) == sgf.MAX_SGF_MOVES
