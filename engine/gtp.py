@@ -833,9 +833,28 @@ def run_gtp(engine, inp=None, out=None):
         if out is sys.stdout:   # or the interpreter's last flush fails again, loudly
             _silence(out)
     if inp is sys.__stdin__ and out is sys.__stdout__:
-        # The process ends now. Its last garbage collection, a walk over numba's compiled
-        # functions, takes half a second on a busy machine; frozen objects are left out.
+        _end_process()
+
+
+def _end_process():
+    """Prepare the end of a process whose stdin/stdout session is over. Threads still at work
+    (the start-up warm-up compiling) would crash numba's compiler during the interpreter's
+    teardown (LLVM asserts: status -6 or -11), so then the process ends here, at once, with
+    status 0. Else its last garbage collection, a walk over numba's compiled functions taking
+    half a second on a busy machine, is spared by freezing what exists."""
+    busy = [t.name for t in threading.enumerate()
+            if t is not threading.current_thread() and t.name != "gtp-reader" and t.is_alive()]
+    if not busy:
         gc.freeze()
+        return
+    log.info("ending with %s still running", ", ".join(busy))
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
 
 
 def _silence(stream):
