@@ -27,7 +27,7 @@ from engine import board as bd
 from engine import sgf
 from engine.game import Game, IllegalMove, Rules, color_from_text, handicap_points
 from engine.player import RESIGN, Clock, TimeControl, cpu_seconds, score_text
-from engine.search import PV_CHILDREN
+from engine.search import C_EDGES, C_NODES, PV_CHILDREN
 
 log = logging.getLogger("gtp")
 
@@ -473,9 +473,12 @@ class GtpEngine:
             return
         top = ", ".join(f"{self.game.vertex(m.point)} {m.visits} {m.winrate:.3f}"
                         for m in result.children[:5])
-        log.info("%d playouts in %.2fs (%.0f/s); win rate %.3f; top: %s", result.playouts,
-                 result.seconds, result.playouts / max(result.seconds, 1e-9),
-                 result.root_winrate, top)
+        search = self.player.search
+        counters, config = search.tree.counters, search.config
+        log.info("%d playouts in %.2fs (%.0f/s); win rate %.3f; top: %s; tree %d of %d nodes, "
+                 "%d of %d edges", result.playouts, result.seconds,
+                 result.playouts / max(result.seconds, 1e-9), result.root_winrate, top,
+                 counters[C_NODES], config.max_nodes, counters[C_EDGES], config.max_edges)
 
     def cmd_genmove(self, args):
         return self._generate(args)
