@@ -88,7 +88,9 @@ def build_parser():
                    help="search threads running playouts in parallel; default 1")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed: the same seed, flags and commands give the same moves "
-                        "with one thread; default: a fresh seed every run (logged)")
+                        "with one thread and --net none (with the network, leaves are expanded "
+                        "whenever the evaluation thread answers, so the tree depends on "
+                        "timing); default: a fresh seed every run (logged)")
     p.add_argument("--komi", type=float, default=7.5, help="initial komi; default 7.5")
     p.add_argument("--boardsize", type=board_size, default=19,
                    help="initial board size, 2..25; default 19")
