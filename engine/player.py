@@ -31,6 +31,7 @@ EARLY_MOVE_RESERVE = 0.5
 # ... and at most this long without a time limit (once per install when the cache is cold; a
 # warm cache's warm-up takes a few seconds).
 UNTIMED_WARMUP_WAIT = 10.0
+WARMUP_POLL = 0.1             # seconds between checks of the stop event while waiting for it
 # After a timed search that found a winning move, the settledness check (may we pass?) runs
 # the ownership playouts of the position: the search leaves time for them, at this many seconds
 # per playout and board point until this machine's speed is measured (0.65 s for 1,000 19x19
@@ -305,18 +306,23 @@ class Player:
             budget += per_byo - lag
         return max(0.05, min(budget, left - lag) if left > lag else 0.05)
 
-    def _wait_for_warmup(self, seconds):
+    def _wait_for_warmup(self, seconds, stop_event=None):
         """Return True once the background warm-up is finished (at once without one), False
         when it is not within the move's `seconds` less EARLY_MOVE_RESERVE, or within
-        UNTIMED_WARMUP_WAIT without a time limit: a search started earlier would compile on
-        the spot, for up to a minute."""
+        UNTIMED_WARMUP_WAIT without a time limit, or once stop_event is set: a search started
+        earlier would compile on the spot, for up to a minute."""
         warmup = self.warmup
         if warmup is None or warmup.finished():
             return True
         patience = UNTIMED_WARMUP_WAIT if seconds is None else seconds - EARLY_MOVE_RESERVE
         log.info("waiting up to %.1f s for the warm-up (the jitted code compiling or loading; "
                  "`darkgo --warm-up` after an install fills the cache)", max(0.0, patience))
-        return warmup.wait(max(0.0, patience))
+        deadline = time.perf_counter() + max(0.0, patience)
+        while not warmup.wait(min(WARMUP_POLL, max(0.0, deadline - time.perf_counter()))):
+            if time.perf_counter() >= deadline or (stop_event is not None
+                                                   and stop_event.is_set()):
+                return False
+        return True
 
     def early_move(self, game, color):
         """Return a move chosen without search, for a genmove that the warm-up has not
@@ -384,7 +390,7 @@ class Player:
         game.to_play = color
         started = time.perf_counter()
         seconds = self.move_seconds(game, color)
-        if not self._wait_for_warmup(seconds):
+        if not self._wait_for_warmup(seconds, stop_event):
             return self.early_move(game, color)
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
         # A jigo does not lose: playing on from one only gives the search, whose moves all

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -109,6 +110,20 @@ def test_an_untimed_genmove_waits_only_so_long(monkeypatch):
     p.warmup = HeldWarmup(p.config).use(None).start()
     try:
         move = p.genmove(empty(), bd.BLACK)
+        assert p.last_result is None and move == quick_move(empty(), bd.BLACK)
+    finally:
+        p.warmup.gate.set()
+
+
+def test_a_stop_ends_the_wait_for_the_warm_up():
+    p = player()
+    p.warmup = HeldWarmup(p.config).use(None).start()
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    try:
+        started = time.perf_counter()
+        move = p.genmove(empty(), bd.BLACK, stop_event=stop)
+        assert time.perf_counter() - started < pl.UNTIMED_WARMUP_WAIT / 2
         assert p.last_result is None and move == quick_move(empty(), bd.BLACK)
     finally:
         p.warmup.gate.set()
