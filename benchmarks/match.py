@@ -42,6 +42,9 @@ class MatchConfig:
     max_moves: int
     alternate: bool
     timeout: float
+    sprt: tuple[float, float] | None = None
+    sprt_alpha: float = 0.05
+    sprt_beta: float = 0.05
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -53,6 +56,83 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def elo_from_score(p: float) -> float:
+    """Return the Elo difference whose expected score is p (0 < p < 1): -400*log10(1/p - 1)."""
+    return -400 * math.log10(1 / p - 1)
+
+
+def elo_estimate(points: float, n: int) -> dict | None:
+    """Return A's Elo over B with its 95% interval from points (draws as half) in n games.
+
+    The interval is the Wilson interval of the score mapped through elo_from_score. A score of
+    0 or 1 (and a Wilson bound there) would be an infinite Elo, so every score is first clamped
+    into [0.5/(n+1), 1 - 0.5/(n+1)], the score that one more drawn game would give; "clamped"
+    says whether that happened, and then the figure is a rough bound, not an estimate. None when
+    n is 0.
+    """
+    if n == 0:
+        return None
+    eps = 0.5 / (n + 1)
+    low, high = wilson_interval(points, n)
+    scores = [points / n, low, high]
+    clamped = [min(max(p, eps), 1 - eps) for p in scores]
+    # Adding 0.0 turns a -0.0 into 0.0, which prints without a sign.
+    elo, elo_low, elo_high = (round(elo_from_score(p), 1) + 0.0 for p in clamped)
+    return {"elo": elo, "ci95": [elo_low, elo_high], "clamped": clamped != scores}
+
+
+def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
+    """Return Wald's (lower, upper) LLR bounds: log(beta/(1-alpha)), log((1-beta)/alpha)."""
+    return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+
+
+def sprt_llr(scores: list[float], elo0: float, elo1: float) -> float:
+    """Return the log-likelihood ratio of H1 (A is elo1 better) over H0 (elo0) for game scores.
+
+    The simple Bernoulli model with logistic Elo: each game's score x is 1 for a win of A, 0
+    for a loss and 0.5 for a draw (jigo), which counts as half a win and half a loss, and adds
+    x*log(p1/p0) + (1-x)*log(q1/q0) with p = 1/(1 + 10**(-elo/400)) and q = 1 - p. Neither
+    cutechess's trinomial (BayesElo) model nor fishtest's GSPRT: draws are rare in Go.
+    """
+    p0 = 1 / (1 + 10 ** (-elo0 / 400))
+    p1 = 1 / (1 + 10 ** (-elo1 / 400))
+    win, loss = math.log(p1 / p0), math.log((1 - p1) / (1 - p0))
+    return sum(x * win + (1 - x) * loss for x in scores)
+
+
+def sprt_decide(scores: list[float], elo0: float, elo1: float, alpha: float = 0.05,
+                beta: float = 0.05) -> dict:
+    """Return the SPRT's state after the games' scores in the order they finished.
+
+    The test is evaluated after each game; the decision is the first bound crossed ('H1' at the
+    upper, 'H0' at the lower, else 'undecided'), with the number of games at that point. "llr" is
+    over all the scores, which includes games that were still running when the test stopped.
+    """
+    lower, upper = sprt_bounds(alpha, beta)
+    decision, decided_after = "undecided", None
+    for n in range(1, len(scores) + 1):
+        llr = sprt_llr(scores[:n], elo0, elo1)
+        if llr >= upper or llr <= lower:
+            decision, decided_after = ("H1" if llr >= upper else "H0"), n
+            break
+    return {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta,
+            "bounds": [round(lower, 4), round(upper, 4)],
+            "llr": round(sprt_llr(scores, elo0, elo1), 4), "decision": decision,
+            "decided_after": decided_after, "games": len(scores)}
+
+
+def game_score(record: dict) -> float | None:
+    """Return engine A's score in a finished game (1, 0.5 for a draw, 0), None if unscored."""
+    if record["winner_engine"] is not None:
+        return 1.0 if record["winner_engine"] == "A" else 0.0
+    return 0.5 if record["scored"] and record["winner"] is None else None
+
+
+def sprt_scores(records: list[dict]) -> list[float]:
+    """Return A's scores of the records' scored games, in the records' order."""
+    return [x for x in map(game_score, records) if x is not None]
 
 
 def engines_for_game(config: MatchConfig, index: int) -> tuple[str, str, str]:
@@ -180,12 +260,24 @@ def append_result(path: str, record: dict) -> None:
 class MatchRunner:
     """Plays a match's games on worker threads, appending each to the results file as it ends."""
 
-    def __init__(self, config: MatchConfig, finished: int):
+    def __init__(self, config: MatchConfig, finished: int, scores: list[float] | None = None):
         self.config = config
         self.finished = finished
         self._lock = threading.Lock()
         self._stopped = False
         self._live: set[GtpEngine] = set()
+        # A's scores in finishing order, for the SPRT; decided once a bound has been crossed.
+        self.scores = list(scores or [])
+        self.decided = self._sprt_decided()
+
+    def _sprt_decided(self) -> bool:
+        """Return whether --sprt is on and its test has crossed a bound on the scores so far."""
+        if self.config.sprt is None:
+            return False
+        elo0, elo1 = self.config.sprt
+        state = sprt_decide(self.scores, elo0, elo1, self.config.sprt_alpha,
+                            self.config.sprt_beta)
+        return state["decision"] != "undecided"
 
     def stop(self) -> None:
         """Return after every running engine is killed; games in progress then end unrecorded."""
@@ -256,7 +348,12 @@ class MatchRunner:
                 raise EngineFault(player.role, "F", reason)
 
     def play_and_record(self, index: int) -> None:
-        """Return after playing game index and appending its record; at once if stopped."""
+        """Return after playing game index and appending its record; at once if stopped.
+
+        Once the SPRT has decided, games not yet started are skipped; running ones finish.
+        """
+        if self.decided:
+            return
         try:
             record = self.play_game(index)
         except Abandoned:
@@ -267,6 +364,13 @@ class MatchRunner:
             print(f"game {index:03d}: engine {record['black_engine']} black, {record['result']} "
                   f"({record['reason']}), {record['moves']} moves, {record['duration_s']:.1f} s "
                   f"[{self.finished}/{self.config.games}]", file=sys.stderr)
+            score = game_score(record)
+            if score is not None and not self.decided:
+                self.scores.append(score)
+                self.decided = self._sprt_decided()
+                if self.decided:
+                    print(f"SPRT decided after {len(self.scores)} scored games: no new games "
+                          "are started", file=sys.stderr)
 
     def play_game(self, index: int) -> dict:
         """Return game index's results record after writing its SGF; raise Abandoned if stopped."""
@@ -433,7 +537,12 @@ class MatchRunner:
 
 
 def summarize(config: MatchConfig, records: list[dict]) -> dict:
-    """Return the summary: wins by engine and colour, Wilson interval, faults, per-game table."""
+    """Return the summary: wins by engine and colour, Wilson interval, Elo, SPRT, faults, table.
+
+    records are in finishing order (the SPRT's sequence); the table is by game number.
+    """
+    finish_order = records
+    records = sorted(records, key=lambda r: r["index"])
     wins_a = sum(r["winner_engine"] == "A" for r in records)
     wins_b = sum(r["winner_engine"] == "B" for r in records)
     draws = sum(r["scored"] and r["winner"] is None for r in records)
@@ -460,6 +569,10 @@ def summarize(config: MatchConfig, records: list[dict]) -> dict:
         "draws": draws,
         "win_rate_a": round(points_a / decided, 4) if decided else None,
         "ci95": [round(low, 4), round(high, 4)],
+        # A's Elo over B from the win rate; its ci95 maps the Wilson interval.
+        "elo_a": elo_estimate(points_a, decided),
+        "sprt": None if config.sprt is None else sprt_decide(
+            sprt_scores(finish_order), *config.sprt, config.sprt_alpha, config.sprt_beta),
         "by_colour": {"black": sum(r["winner"] == "B" for r in records),
                       "white": sum(r["winner"] == "W" for r in records)},
         "illegal_moves": per_engine("illegal_moves"),
@@ -487,6 +600,20 @@ def format_table(summary: dict, records: list[dict]) -> str:
     lines.append(f"A {summary['wins_a']} - B {summary['wins_b']} (draws {summary['draws']}, "
                  f"unscored {summary['unscored']}); A win rate {rate_text}, "
                  f"95% CI [{low:.3f}, {high:.3f}]")
+    elo = summary["elo_a"]
+    if elo is not None:
+        note = (" (clamped: a score of 0 or 1 taken as if one more game were drawn)"
+                if elo["clamped"] else "")
+        lines.append(f"Elo A - B: {elo['elo']:+.0f}, 95% CI [{elo['ci95'][0]:+.0f}, "
+                     f"{elo['ci95'][1]:+.0f}]{note}")
+    sprt = summary["sprt"]
+    if sprt is not None:
+        verdict = {"H0": f"accepted H0 (elo {sprt['elo0']:g}) after {sprt['decided_after']}",
+                   "H1": f"accepted H1 (elo {sprt['elo1']:g}) after {sprt['decided_after']}",
+                   "undecided": "undecided"}[sprt["decision"]]
+        lines.append(f"SPRT elo0 {sprt['elo0']:g}, elo1 {sprt['elo1']:g}: {verdict}; LLR "
+                     f"{sprt['llr']:.3f} in [{sprt['bounds'][0]:.3f}, {sprt['bounds'][1]:.3f}] "
+                     f"over {sprt['games']} scored games")
     return "\n".join(lines)
 
 
@@ -509,7 +636,24 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
                         help="swap colours in odd-numbered games")
     parser.add_argument("--timeout-per-move", type=float, default=120.0,
                         help="seconds an engine may take over one answer before it is killed")
+    parser.add_argument("--sprt", metavar="ELO0,ELO1",
+                        help="stop early on a sequential probability ratio test of H0: A is ELO0 "
+                        "better than B against H1: ELO1 (Bernoulli LLR, draws as half)")
+    parser.add_argument("--sprt-alpha", type=float, default=0.05,
+                        help="SPRT false-positive rate (accepting H1 when H0 holds)")
+    parser.add_argument("--sprt-beta", type=float, default=0.05,
+                        help="SPRT false-negative rate (accepting H0 when H1 holds)")
     args = parser.parse_args(argv)
+    sprt = None
+    if args.sprt is not None:
+        try:
+            sprt = tuple(float(x) for x in args.sprt.split(","))
+        except ValueError:
+            sprt = ()
+        if len(sprt) != 2 or not sprt[0] < sprt[1]:
+            parser.error("--sprt takes two Elo values ELO0,ELO1 with ELO0 < ELO1")
+        if not (0 < args.sprt_alpha < 1 and 0 < args.sprt_beta < 1):
+            parser.error("--sprt-alpha and --sprt-beta must be between 0 and 1")
     if not 2 <= args.size <= 25:
         parser.error("--size must be between 2 and 25")
     if args.games < 1 or args.parallel < 1:
@@ -525,18 +669,23 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
         results=args.results or os.path.join(args.sgf_dir, "results.jsonl"),
         referee=args.referee, parallel=args.parallel,
         max_moves=args.max_moves if args.max_moves is not None else 3 * args.size * args.size,
-        alternate=args.alternate, timeout=args.timeout_per_move)
+        alternate=args.alternate, timeout=args.timeout_per_move, sprt=sprt,
+        sprt_alpha=args.sprt_alpha, sprt_beta=args.sprt_beta)
 
 
 def run_match(config: MatchConfig) -> list[dict]:
-    """Return the records of all finished games, playing those not yet in the results file."""
+    """Return the records of all finished games in finishing order, playing those not yet in the
+    results file (none once an SPRT has decided)."""
     os.makedirs(config.sgf_dir, exist_ok=True)
     records = load_results(config)
     pending = [i for i in range(config.games) if i not in records]
     if records:
         print(f"resuming: {len(records)} games already finished, {len(pending)} to play",
               file=sys.stderr)
-    runner = MatchRunner(config, len(records))
+    # The results file is in finishing order, so a resumed SPRT sees the same sequence.
+    runner = MatchRunner(config, len(records), sprt_scores(list(records.values())))
+    if runner.decided:
+        print("the SPRT has already decided: no games to play", file=sys.stderr)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.parallel)
     futures = [pool.submit(runner.play_and_record, i) for i in pending]
     try:
@@ -547,8 +696,7 @@ def run_match(config: MatchConfig) -> list[dict]:
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
-    records = load_results(config)
-    return [records[i] for i in sorted(records)]
+    return list(load_results(config).values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -564,7 +712,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary = summarize(config, records)
-    print(format_table(summary, records))
+    print(format_table(summary, sorted(records, key=lambda r: r["index"])))
     print(json.dumps(summary))
     return 0
 

@@ -227,3 +227,59 @@ def test_game_placeholder_gives_each_game_its_own_command():
                          parallel=1, max_moves=243, alternate=True, timeout=10.0)
     assert engines_for_game(config, 0) == ("eng --seed 0", "other", "A")
     assert engines_for_game(config, 3) == ("other", "eng --seed 3", "B")
+
+
+def test_elo_from_score_and_its_interval():
+    assert match.elo_from_score(0.5) == 0
+    assert match.elo_from_score(0.75) == pytest.approx(190.85, abs=0.01)
+    assert match.elo_from_score(0.25) == pytest.approx(-190.85, abs=0.01)
+    assert match.elo_estimate(0, 0) is None
+    # 5 of 10: Wilson (0.2366, 0.7634) mapped to Elo.
+    assert match.elo_estimate(5, 10) == {"elo": 0.0, "ci95": [-203.5, 203.5], "clamped": False}
+    estimate = match.elo_estimate(7.5, 10)
+    assert estimate["elo"] == pytest.approx(190.8, abs=0.1) and not estimate["clamped"]
+    # All wins: clamped to 10.5/11, a finite figure flagged as clamped.
+    estimate = match.elo_estimate(10, 10)
+    assert estimate["clamped"]
+    assert estimate["elo"] == pytest.approx(match.elo_from_score(10.5 / 11), abs=0.1)
+    assert estimate["ci95"][1] == estimate["elo"] and estimate["ci95"][0] < estimate["elo"]
+
+
+def test_sprt_bounds_llr_and_decisions():
+    lower, upper = match.sprt_bounds(0.05, 0.05)
+    assert (lower, upper) == pytest.approx((-2.9444, 2.9444), abs=1e-4)
+    assert match.sprt_bounds(0.05, 0.1) == pytest.approx((-2.2513, 2.8904), abs=1e-4)
+    # H0 elo 0, H1 elo 100: p1 = 0.6401; a win adds log(p1/0.5), a loss log((1-p1)/0.5).
+    assert match.sprt_llr([1.0], 0, 100) == pytest.approx(0.24703, abs=1e-4)
+    assert match.sprt_llr([0.0], 0, 100) == pytest.approx(-0.32870, abs=1e-4)
+    assert match.sprt_llr([0.5], 0, 100) == pytest.approx((0.24703 - 0.32870) / 2, abs=1e-4)
+    # 11 wins stay below the upper bound, the 12th crosses it.
+    assert match.sprt_decide([1.0] * 11, 0, 100)["decision"] == "undecided"
+    state = match.sprt_decide([1.0] * 12 + [0.0] * 3, 0, 100)
+    assert (state["decision"], state["decided_after"], state["games"]) == ("H1", 12, 15)
+    assert state["llr"] == pytest.approx(12 * 0.24703 - 3 * 0.32870, abs=1e-3)
+    assert match.sprt_decide([0.0] * 9, 0, 100)["decision"] == "H0"
+    assert match.sprt_decide([0.0] * 8, 0, 100)["decision"] == "undecided"
+    # Even results drift towards H0 (elo 0) only slowly.
+    assert match.sprt_decide([1.0, 0.0] * 20, 0, 100)["decision"] == "undecided"
+    assert match.sprt_decide([1.0, 0.0] * 40, 0, 100)["decision"] == "H0"
+
+
+def test_sprt_stops_the_match_early_and_resume_keeps_the_decision(capsys, tmp_path, fake):
+    # Without alternation A is always black, and both fakes score B+10: A wins every game.
+    # H1 elo 400: each win adds log(0.909/0.5) = 0.598, so the 5th crosses 2.944.
+    options = ["--games", "20", "--no-alternate", "--sprt", "0,400"]
+    summary, records = run_match(capsys, tmp_path, fake(), fake(), *options)
+    assert len(records) == 5 and summary["games"] == 5
+    assert summary["sprt"]["decision"] == "H1" and summary["sprt"]["decided_after"] == 5
+    assert summary["sprt"]["llr"] > summary["sprt"]["bounds"][1]
+    assert summary["elo_a"]["clamped"] and summary["elo_a"]["elo"] > 0
+    summary_again, records_again = run_match(capsys, tmp_path, fake(), fake(), *options)
+    assert records_again == records and summary_again["sprt"] == summary["sprt"]
+
+
+def test_sprt_with_parallel_games_lets_running_games_finish(capsys, tmp_path, fake):
+    summary, records = run_match(capsys, tmp_path, fake(), fake(), "--games", "20",
+                                 "--no-alternate", "--sprt", "0,400", "--parallel", "2")
+    assert summary["sprt"]["decision"] == "H1" and summary["sprt"]["decided_after"] == 5
+    assert 5 <= len(records) <= 6
