@@ -24,6 +24,8 @@ from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, Respons
 
 _SCORE = re.compile(r"([BW])\+(\d+(?:\.\d*)?)$", re.IGNORECASE)
 _ROLE_NAME = {"b": "black", "w": "white", "referee": "referee"}
+# darkgo's stderr line after each genmove; other engines' logs simply give no comments.
+_SEARCH_LOG = re.compile(r"gtp INFO (\d+ playouts in [^;]*; win rate [\d.]+; top: [^;\n]*)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,6 +194,29 @@ class Player:
     name: str
     illegal_moves: int = 0
     protocol_errors: int = 0
+    log_path: str | None = None
+    log_offset: int = 0
+    # SGF comments on the player's moves, by move number (0 for the game's first move).
+    comments: dict[int, str] = dataclasses.field(default_factory=dict)
+
+    def read_search_comment(self) -> str | None:
+        """Return the last search line the engine logged since the last call, None if none.
+
+        darkgo logs it before it answers genmove, so it is in the file once the answer is read.
+        """
+        if self.log_path is None:
+            return None
+        try:
+            with open(self.log_path, "rb") as handle:
+                handle.seek(self.log_offset)
+                data = handle.read()
+        except OSError:
+            return None
+        # Only whole lines: a line still being written is read next time.
+        data = data[:data.rfind(b"\n") + 1]
+        self.log_offset += len(data)
+        found = _SEARCH_LOG.findall(data.decode("utf-8", "replace"))
+        return found[-1].strip() if found else None
 
 
 @dataclasses.dataclass
@@ -208,7 +233,8 @@ class Outcome:
 
 def write_sgf(path: str, config: MatchConfig, players: dict[str, Player], moves: list,
               outcome: Outcome, notes: list[str]) -> None:
-    """Return after writing the game, with names, komi, result and its reason, to path."""
+    """Return after writing the game to path: names, komi, result and its reason, and as each
+    move's comment the search line its engine logged (darkgo's playouts, win rate, top moves)."""
     game = sgf.Sgf_game(config.size)
     root = game.get_root()
     root.set("KM", config.komi)
@@ -216,8 +242,12 @@ def write_sgf(path: str, config: MatchConfig, players: dict[str, Player], moves:
     root.set("PW", players["w"].name)
     root.set("RE", outcome.result)
     root.set("GC", "\n".join([outcome.reason] + notes))
-    for colour, move in moves:
-        game.extend_main_sequence().set_move(colour, move)
+    comments = {**players["b"].comments, **players["w"].comments}
+    for number, (colour, move) in enumerate(moves):
+        node = game.extend_main_sequence()
+        node.set_move(colour, move)
+        if number in comments:
+            node.set("C", comments[number])
     with open(path, "wb") as handle:
         handle.write(game.serialise())
 
@@ -302,7 +332,7 @@ class MatchRunner:
                 reason = f"{_ROLE_NAME[role]} engine could not start: {exc}"
                 raise EngineFault(role, "F", reason) from None
             self._live.add(engine)
-        return Player(role, engine, command)
+        return Player(role, engine, command, log_path=log_path)
 
     def _name(self, player: Player, notes: list[str]) -> None:
         """Return after naming the player from its name and version answers, if it gives them."""
@@ -447,6 +477,9 @@ class MatchRunner:
                 mover.illegal_moves += 1
                 reason = f"{who} played illegal {vertex}: opponent answered '{reply.text}'"
                 raise EngineFault(colour, "F", reason)
+            comment = mover.read_search_comment()
+            if comment is not None:
+                mover.comments[len(moves)] = comment
             moves.append((colour, move))
             if move is None:
                 passes += 1

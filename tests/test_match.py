@@ -23,6 +23,7 @@ parser.add_argument("--reject", default="", help="vertex that play answers with 
 parser.add_argument("--genmove-raw", help="raw text written in answer to genmove")
 parser.add_argument("--hang-genmove", action="store_true")
 parser.add_argument("--die-genmove", action="store_true")
+parser.add_argument("--log-search", action="store_true", help="log darkgo's search line")
 args = parser.parse_args()
 moves = [m for m in args.moves.split(",") if m]
 for line in sys.stdin:
@@ -48,6 +49,11 @@ for line in sys.stdin:
             sys.stdout.flush()
             continue
         answer = moves.pop(0) if moves else "pass"
+        if args.log_search:
+            sys.stderr.write(f"2026-01-01 00:00:00,000 gtp INFO {len(moves)} playouts in 0.10s "
+                             f"(10/s); win rate 0.600; top: {answer.upper()} 9 0.610, B2 1 0.5; "
+                             "tree 5 of 10 nodes, 4 of 20 edges\n")
+            sys.stderr.flush()
     elif cmd == "final_score":
         answer = args.score
     elif cmd == "quit":
@@ -283,3 +289,16 @@ def test_sprt_with_parallel_games_lets_running_games_finish(capsys, tmp_path, fa
                                  "--no-alternate", "--sprt", "0,400", "--parallel", "2")
     assert summary["sprt"]["decision"] == "H1" and summary["sprt"]["decided_after"] == 5
     assert 5 <= len(records) <= 6
+
+
+def test_sgf_moves_carry_the_search_line_of_the_engine_that_logs_one(capsys, tmp_path, fake):
+    run_match(capsys, tmp_path, fake("--name", "Logger", "--moves", "C3,B2", "--log-search"),
+              fake(), "--games", "1")
+    game = read_sgf(tmp_path / "games" / "game-000.sgf")
+    nodes = game.get_main_sequence()[1:]
+    comments = [node.get("C") if node.has_property("C") else None for node in nodes]
+    assert comments == [
+        "1 playouts in 0.10s (10/s); win rate 0.600; top: C3 9 0.610, B2 1 0.5", None,
+        "0 playouts in 0.10s (10/s); win rate 0.600; top: B2 9 0.610, B2 1 0.5", None,
+        "0 playouts in 0.10s (10/s); win rate 0.600; top: PASS 9 0.610, B2 1 0.5"]
+    assert game.get_root().get("PB") == "Logger 1.0"
