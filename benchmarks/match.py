@@ -47,6 +47,7 @@ class MatchConfig:
     sprt: tuple[float, float] | None = None
     sprt_alpha: float = 0.05
     sprt_beta: float = 0.05
+    plot: str | None = None
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -619,6 +620,62 @@ def summarize(config: MatchConfig, records: list[dict]) -> dict:
     }
 
 
+def score_margin(record: dict) -> float | None:
+    """Return engine A's winning margin in points (negative when it lost), None if not counted."""
+    if record["result"] == "0":
+        return 0.0
+    match = _SCORE.match(record["result"])
+    if match is None or record["winner_engine"] is None:
+        return None
+    margin = float(match.group(2))
+    return margin if record["winner_engine"] == "A" else -margin
+
+
+def write_plot(path: str, summary: dict, records: list[dict]) -> bool:
+    """Return whether a PNG of A's running win rate (with its Wilson band) and of each game's
+    score margin was written to path; False when matplotlib cannot be imported.
+
+    records are in finishing order, as the SPRT sees them.
+    """
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        from matplotlib import pyplot
+    except ImportError:
+        return False
+    games, rates, lows, highs = [], [], [], []
+    points = 0.0
+    for x in sprt_scores(records):
+        points += x
+        games.append(len(games) + 1)
+        rates.append(points / games[-1])
+        low, high = wilson_interval(points, games[-1])
+        lows.append(low)
+        highs.append(high)
+    margins = [(n, m) for n, m in enumerate(map(score_margin, records), 1) if m is not None]
+    figure, (top, bottom) = pyplot.subplots(2, 1, figsize=(8, 6), sharex=True)
+    top.fill_between(games, lows, highs, alpha=0.25, label="95% Wilson interval")
+    top.plot(games, rates, label="A's win rate")
+    top.axhline(0.5, color="grey", linewidth=0.8)
+    top.set_ylim(0, 1)
+    top.set_ylabel("A's win rate")
+    title = f"A: {summary['engine_a']}\nB: {summary['engine_b']}"
+    if summary.get("sprt"):
+        sprt = summary["sprt"]
+        title += f"\nSPRT [{sprt['elo0']:g}, {sprt['elo1']:g}]: {sprt['decision']}, " \
+                 f"LLR {sprt['llr']:.2f}"
+    top.set_title(title, fontsize=8)
+    top.legend(loc="lower right", fontsize=8)
+    bottom.bar([n for n, _ in margins], [m for _, m in margins])
+    bottom.axhline(0, color="grey", linewidth=0.8)
+    bottom.set_xlabel("game, in finishing order (scored games for the win rate)")
+    bottom.set_ylabel("A's margin (points)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+    return True
+
+
 def format_table(summary: dict, records: list[dict]) -> str:
     """Return a human-readable table of the games and the totals."""
     lines = [f"A: {summary['engine_a']}", f"B: {summary['engine_b']}",
@@ -676,6 +733,9 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
                         help="SPRT false-positive rate (accepting H1 when H0 holds)")
     parser.add_argument("--sprt-beta", type=float, default=0.05,
                         help="SPRT false-negative rate (accepting H0 when H1 holds)")
+    parser.add_argument("--plot", metavar="FILE",
+                        help="write a PNG of A's running win rate and the score margins "
+                        "(needs matplotlib: pip install .[plot])")
     args = parser.parse_args(argv)
     sprt = None
     if args.sprt is not None:
@@ -703,7 +763,7 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
         referee=args.referee, parallel=args.parallel,
         max_moves=args.max_moves if args.max_moves is not None else 3 * args.size * args.size,
         alternate=args.alternate, timeout=args.timeout_per_move, sprt=sprt,
-        sprt_alpha=args.sprt_alpha, sprt_beta=args.sprt_beta)
+        sprt_alpha=args.sprt_alpha, sprt_beta=args.sprt_beta, plot=args.plot)
 
 
 def run_match(config: MatchConfig) -> list[dict]:
@@ -746,6 +806,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     summary = summarize(config, records)
     print(format_table(summary, sorted(records, key=lambda r: r["index"])))
+    if config.plot is not None and not write_plot(config.plot, summary, records):
+        print(f"--plot: matplotlib is not installed (pip install .[plot]); {config.plot} not "
+              "written", file=sys.stderr)
     print(json.dumps(summary))
     return 0
 

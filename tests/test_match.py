@@ -302,3 +302,29 @@ def test_sgf_moves_carry_the_search_line_of_the_engine_that_logs_one(capsys, tmp
         "0 playouts in 0.10s (10/s); win rate 0.600; top: B2 9 0.610, B2 1 0.5", None,
         "0 playouts in 0.10s (10/s); win rate 0.600; top: PASS 9 0.610, B2 1 0.5"]
     assert game.get_root().get("PB") == "Logger 1.0"
+
+
+def test_score_margin_from_engine_a():
+    record = {"result": "W+3.5", "winner_engine": "A"}
+    assert match.score_margin(record) == 3.5
+    assert match.score_margin({"result": "B+10", "winner_engine": "B"}) == -10
+    assert match.score_margin({"result": "0", "winner_engine": None}) == 0
+    assert match.score_margin({"result": "B+R", "winner_engine": "A"}) is None
+
+
+def test_plot_is_written_with_matplotlib(capsys, tmp_path, fake):
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "match.png"
+    run_match(capsys, tmp_path, fake(), fake(), "--plot", str(plot), "--sprt", "0,100")
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_is_skipped_with_a_message(capsys, tmp_path, fake, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    plot = tmp_path / "match.png"
+    sgf_dir = tmp_path / "games"
+    argv = ["--black", fake(), "--white", fake(), "--games", "1", "--size", "5", "--komi", "0.5",
+            "--sgf-dir", str(sgf_dir), "--plot", str(plot)]
+    assert match.main(argv) == 0
+    assert "matplotlib is not installed" in capsys.readouterr().err
+    assert not plot.exists()
