@@ -111,7 +111,7 @@ class SearchConfig:
     seed: int = 0
     policy: po.PolicyConfig = field(default_factory=po.PolicyConfig)
 
-    def breadth(self, net=True):
+    def breadth(self):
         """Return (top_k, root_top_k, top_cumulative): how many of the net's moves a node
         keeps under this tree policy."""
         if self.tree_policy == "puct":
