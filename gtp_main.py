@@ -88,9 +88,9 @@ def build_parser():
                    help="search threads running playouts in parallel; default 1")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed: the same seed, flags and commands give the same moves "
-                        "with one thread and --net none (with the network, leaves are expanded "
-                        "whenever the evaluation thread answers, so the tree depends on "
-                        "timing); default: a fresh seed every run (logged)")
+                        "with one thread, with the network only under --deterministic (else "
+                        "leaves are expanded whenever the evaluation thread answers, so the "
+                        "tree depends on timing); default: a fresh seed every run (logged)")
     p.add_argument("--komi", type=float, default=7.5, help="initial komi; default 7.5")
     p.add_argument("--boardsize", type=board_size, default=19,
                    help="initial board size, 2..25; default 19")
@@ -140,6 +140,10 @@ def build_parser():
                    help="share of the network's value head in a move's win rate (0: playouts "
                         "only, 1: the net only); needs weights with a value head; default "
                         f"{SearchConfig.value_weight}")
+    p.add_argument("--deterministic", action="store_true",
+                   help="with the network, evaluate each new leaf on its search thread instead "
+                        "of the batching server's: slower, but with --threads 1 and --seed the "
+                        "same commands give the same moves")
     p.add_argument("--no-early-stop", dest="early_stop", action="store_false",
                    help="always run the full --rollouts; by default a move's search stops once "
                         "half of them ran and no other move can catch the most visited one")
@@ -249,6 +253,7 @@ def player_config(args):
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
                           net_prior_eqex=args.net_prior_eqex,
                           early_stop=args.early_stop,
+                          deterministic=args.deterministic,
                           policy=PolicyConfig(reply=args.lgrf))
     return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,

@@ -105,6 +105,9 @@ class SearchConfig:
     puct_top_cumulative: float = 0.999
     value_weight: float = 0.0      # share of the network's value in a move's win rate
     early_stop: bool = True        # stop once no other root move can catch the most visited
+    # Evaluate each leaf on its search thread instead of the server's: slower, but with one
+    # thread the tree no longer depends on when the server answers (same seed, same moves).
+    deterministic: bool = False
     threads: int = 1
     max_nodes: int = 400_000
     max_edges: int = 8_000_000
@@ -801,6 +804,16 @@ class Search:
         if value is not None:
             backup_value(self.tree, path, len(path), value)
 
+    def _evaluate_here(self, tag):
+        """Evaluate a claimed leaf on this thread and expand it at once (deterministic mode);
+        a failed evaluation expands it with uniform priors, as the server's callback does."""
+        try:
+            priors, values = self.server.evaluate_now([tag[1]])
+            self._on_priors(tag, priors[0], None if values is None else float(values[0]))
+        except Exception:
+            log.exception("network evaluation of a leaf failed; uniform priors instead")
+            self._on_priors(tag, None, None)
+
     def _net_worker(self, board, rng, params, budget, stop):
         """One search thread with the network: numba steps, leaves handed to the server."""
         tree = self.tree
@@ -824,9 +837,12 @@ class Search:
                                record, first_color, sequence, ladder):
                 break
             if request[0] > 0:
-                path = path_edges[:request[1]].copy()
-                self.server.submit((int(request[0]) - 1, leaf, path), leaf)
-                leaf = bd.copy_board(board)
+                tag = (int(request[0]) - 1, leaf, path_edges[:request[1]].copy())
+                if self.config.deterministic:
+                    self._evaluate_here(tag)
+                else:
+                    self.server.submit(tag, leaf)
+                    leaf = bd.copy_board(board)
 
     def run(self, game, playouts, seconds=None, stop_event=None, progress=None):
         """Search the game's position for up to `playouts` new playouts (and `seconds` of wall
