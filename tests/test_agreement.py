@@ -13,6 +13,7 @@ from sgfmill import common
 from benchmarks import agreement
 from engine import board as bd
 from nets import data as nd
+from sgf_moves import non_touching_moves
 
 # A scripted GTP engine that logs every command to --log. genmove answers the game's next move
 # when the moves played so far are a prefix of one of the games in --games (a JSON list of vertex
@@ -54,16 +55,6 @@ for line in sys.stdin:
 '''
 
 
-def _moves(count, shift):
-    """Return count sgfmill (row, col) moves, alternately black and white, that never touch:
-    black on points with both coordinates even, white on both odd, so nothing is captured."""
-    black = [(r, c) for r in range(0, 19, 2) for c in range(0, 19, 2)]
-    white = [(r, c) for r in range(1, 19, 2) for c in range(1, 19, 2)]
-    black = black[shift:] + black[:shift]
-    white = white[shift:] + white[:shift]
-    return [black[i // 2] if i % 2 == 0 else white[i // 2] for i in range(count)]
-
-
 def _sgf(moves):
     """Return the SGF text of a 19x19 game with the given moves (None for a pass)."""
     nodes = []
@@ -82,8 +73,8 @@ def _sgf(moves):
 def archive(tmp_path):
     """Return (zip path, {game name: GTP vertices of its moves}) for three 35-move games (one
     with a pass) and one 6-move game that is too short."""
-    games = {"a.sgf": _moves(35, 0), "b.sgf": _moves(36, 7), "short.sgf": _moves(6, 3),
-             "c.sgf": _moves(34, 20)}
+    games = {"a.sgf": non_touching_moves(35, 0), "b.sgf": non_touching_moves(36, 7),
+             "short.sgf": non_touching_moves(6, 3), "c.sgf": non_touching_moves(34, 20)}
     games["b.sgf"][10] = None
     path = tmp_path / "games.zip"
     with zipfile.ZipFile(path, "w") as z:

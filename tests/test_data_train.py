@@ -245,18 +245,24 @@ def test_value_targets_are_the_winner_seen_from_the_side_to_move():
     assert batch["komi"].tolist() == [-6.5, 6.5, -6.5]
 
 
-def test_training_adds_a_value_head_to_a_net_without_one(tmp_path):
+def _value_training(tmp_path):
+    """Write 4 games with results and a tiny net without a value head; return (quick training
+    flags on those games, the net's path, an output path)."""
     root = tmp_path / "results"
     root.mkdir()
     for i, text in enumerate(GOOD[:4]):
         (root / f"r{i}.sgf").write_text(text.replace("KM[6.5]", f"KM[6.5]RE[{'BW'[i % 2]}+R]"))
     base = str(tmp_path / "base.pt")
     nm.save_model(nm.PolicyNet(nm.make_config("tiny", value=False)), base)
-    valued = str(tmp_path / "valued.pt")
-    common = ["--data", str(root), "--batch", "16", "--workers", "0", "--threads", "1",
-              "--val-positions", "64", "--ckpt-minutes", "0", "--val-minutes", "0",
-              "--log-every", "2", "--warmup", "2", "--bf16", "off", "--pool", "4",
-              "--val-mod", "3"]
+    flags = ["--data", str(root), "--batch", "16", "--workers", "0", "--threads", "1",
+             "--val-positions", "64", "--ckpt-minutes", "0", "--val-minutes", "0",
+             "--log-every", "2", "--warmup", "2", "--bf16", "off", "--pool", "4",
+             "--val-mod", "3"]
+    return flags, base, str(tmp_path / "valued.pt")
+
+
+def test_training_adds_a_value_head_to_a_net_without_one(tmp_path):
+    common, base, valued = _value_training(tmp_path)
     nt.main(common + ["--init", base, "--value", "--out", valued,
                       "--run-dir", str(tmp_path / "run"), "--steps", "2"])
     model, meta = nm.load_model(valued)
@@ -266,17 +272,8 @@ def test_training_adds_a_value_head_to_a_net_without_one(tmp_path):
 
 
 def test_a_value_head_trained_on_a_frozen_trunk_leaves_the_policy_as_it_was(tmp_path):
-    root = tmp_path / "results"
-    root.mkdir()
-    for i, text in enumerate(GOOD[:4]):
-        (root / f"r{i}.sgf").write_text(text.replace("KM[6.5]", f"KM[6.5]RE[{'BW'[i % 2]}+R]"))
-    base = str(tmp_path / "base.pt")
-    nm.save_model(nm.PolicyNet(nm.make_config("tiny", value=False)), base)
-    valued = str(tmp_path / "valued.pt")
-    common = ["--data", str(root), "--batch", "16", "--workers", "0", "--threads", "1",
-              "--val-positions", "64", "--ckpt-minutes", "0", "--val-minutes", "0",
-              "--log-every", "2", "--warmup", "2", "--bf16", "off", "--pool", "4",
-              "--val-mod", "3", "--lr", "0.01"]
+    common, base, valued = _value_training(tmp_path)
+    common += ["--lr", "0.01"]
     nt.main(common + ["--init", base, "--value", "--value-convs", "2", "--freeze-trunk",
                       "--optimizer", "adam", "--out", valued, "--run-dir", str(tmp_path / "run"),
                       "--steps", "3"])

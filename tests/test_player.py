@@ -13,6 +13,20 @@ from engine.player import (OWNERSHIP_SECONDS_PER_RUN_POINT, Clock, Player, Playe
 from engine.search import SearchConfig
 
 
+# Black owns 36 points on the left, White 45 on the right.
+WALLS = """
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    """
+
+
 def player(rollouts=300, **kw):
     return Player(PlayerConfig(rollouts=rollouts, ownership_runs=200,
                                search=SearchConfig(seed=1), **kw), 9)
@@ -53,17 +67,7 @@ def test_a_timed_search_leaves_time_for_the_settledness_check_after_it():
 
 
 def test_passes_after_opponent_pass_when_passing_wins():
-    game = game_from_diagram("""
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        """, komi=0.5)
+    game = game_from_diagram(WALLS, komi=0.5)
     game.to_play = bd.WHITE
     game.play(bd.WHITE, bd.PASS)
     # Black has 36 points, white 45: black passing would lose, white's would win.
@@ -275,17 +279,7 @@ def test_robust_choice_plays_the_most_visited_unless_the_favourite_is_clearly_be
 
 
 def test_answers_an_approach_instead_of_passing_first():
-    game = game_from_diagram("""
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        . . . X O . . . .
-        """, komi=0.5)
+    game = game_from_diagram(WALLS, komi=0.5)
     p = player()
     game.to_play = bd.BLACK
     game.play(bd.BLACK, game.parse_vertex("A5"))        # far from white: a quiet move

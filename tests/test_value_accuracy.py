@@ -12,16 +12,7 @@ from engine import board as bd
 from engine import playout as po
 from nets import data as nd
 from nets import model as nm
-
-
-def _moves(count, shift):
-    """Return count sgfmill (row, col) moves, alternately black and white, that never touch:
-    black on points with both coordinates even, white on both odd, so nothing is captured."""
-    black = [(r, c) for r in range(0, 19, 2) for c in range(0, 19, 2)]
-    white = [(r, c) for r in range(1, 19, 2) for c in range(1, 19, 2)]
-    black = black[shift:] + black[:shift]
-    white = white[shift:] + white[:shift]
-    return [(black if i % 2 == 0 else white)[i // 2] for i in range(count)]
+from sgf_moves import non_touching_moves
 
 
 def _sgf(moves, result):
@@ -40,7 +31,7 @@ def archive(tmp_path):
     path = tmp_path / "games.zip"
     with zipfile.ZipFile(path, "w") as z:
         for k, (name, result, count) in enumerate(GAMES):
-            z.writestr(name, _sgf(_moves(count, 7 * k), result))
+            z.writestr(name, _sgf(non_touching_moves(count, 7 * k), result))
     return path
 
 
