@@ -475,9 +475,10 @@ class GtpEngine:
                         for m in result.children[:5])
         search = self.player.search
         counters, config = search.tree.counters, search.config
-        log.info("%d playouts in %.2fs (%.0f/s); win rate %.3f; top: %s; tree %d of %d nodes, "
-                 "%d of %d edges", result.playouts, result.seconds,
-                 result.playouts / max(result.seconds, 1e-9), result.root_winrate, top,
+        log.info("%d playouts in %.2fs (%.0f/s, stopped by %s); win rate %.3f; top: %s; tree %d "
+                 "of %d nodes, %d of %d edges", result.playouts, result.seconds,
+                 result.playouts / max(result.seconds, 1e-9), result.stopped_by,
+                 result.root_winrate, top,
                  counters[C_NODES], config.max_nodes, counters[C_EDGES], config.max_edges)
 
     def cmd_genmove(self, args):

@@ -12,7 +12,7 @@ import numpy as np
 
 from engine import board as bd
 from engine import playout as po
-from engine.search import Search, SearchConfig
+from engine.search import MoveTime, Search, SearchConfig
 
 log = logging.getLogger("player")
 
@@ -39,6 +39,10 @@ WARMUP_POLL = 0.1             # seconds between checks of the stop event while w
 # colour's last search found a win rate below SETTLE_CHECK_LIKELY.
 OWNERSHIP_SECONDS_PER_RUN_POINT = 2e-6
 SETTLE_CHECK_LIKELY = 0.4
+# The shortest search a timed move gets, and how many of its normal main-time shares a move
+# may take while it is unclear (Pachi's default "worst" time is three times the normal).
+MIN_MOVE_SECONDS = 0.05
+EXTEND_SHARES = 3.0
 
 
 def robust_choice(result):
@@ -282,29 +286,52 @@ class Player:
         self._last_winrate = {}
 
     # Time -----------------------------------------------------------------------------
-    def move_seconds(self, game, color):
-        """Return the wall-clock budget for this move, or None without a time limit."""
+    def move_time(self, game, color):
+        """Return this move's wall-clock allowance as a MoveTime, or None without a time
+        limit.
+
+        In main time the normal share is the time left over the moves still to come (a third
+        of the empty points, at least 20) plus one byo-yomi period's share per move, and a move
+        left unclear may take up to EXTEND_SHARES main-time shares. In Japanese byo-yomi a
+        move has its period; in a canadian period a move may take up to twice its share while
+        it keeps half the period for the rest (the last stone is never stretched). Always
+        lag_buffer short of what the clock holds, counting the first overtime period when main
+        time runs out during the move."""
         tc = self.time
         if tc.unlimited:
             return None
         clock = self.clocks[color]
         lag = self.config.lag_buffer
+        previous = self._last_winrate.get(color)
         if not clock.known:
             left, stones = tc.main, 0
             if tc.main <= 0:
                 left, stones = tc.byo_time, max(tc.byo_stones, 1)
         else:
             left, stones = clock.seconds, clock.stones
+        if stones > 0 and tc.byo_periods > 0:
+            # Japanese byo-yomi: kgsGtp sends the periods left as the stones; each move may
+            # use the whole current period.
+            normal = max(MIN_MOVE_SECONDS, left - lag)
+            return MoveTime(normal, normal, previous)
         if stones > 0:
-            return max(0.05, left / stones - lag)
+            normal = max(MIN_MOVE_SECONDS, left / stones - lag)
+            if stones == 1:
+                return MoveTime(normal, normal, previous)
+            return MoveTime(normal, max(normal, min(2 * normal, (left - lag) / 2)), previous)
         # Empty points rather than legal moves: the budget is needed before the jitted rules
         # are sure to be compiled (see _wait_for_warmup).
         moves_left = max(20, int(game.board.info[bd.NEMPTY]) // 3)
-        budget = left / moves_left
+        share = left / moves_left
+        per_byo = 0.0
         if tc.byo_time > 0:
-            per_byo = tc.byo_time / max(tc.byo_stones, 1) if tc.byo_periods == 0 else tc.byo_time
-            budget += per_byo - lag
-        return max(0.05, min(budget, left - lag) if left > lag else 0.05)
+            per_byo = tc.byo_time if tc.byo_periods > 0 else tc.byo_time / max(tc.byo_stones, 1)
+        ceiling = left + per_byo - lag
+        if ceiling <= 0:
+            return MoveTime(MIN_MOVE_SECONDS, MIN_MOVE_SECONDS, previous)
+        normal = max(MIN_MOVE_SECONDS, min(share + max(0.0, per_byo - lag), ceiling))
+        longest = max(normal, min(EXTEND_SHARES * share + max(0.0, per_byo - lag), ceiling))
+        return MoveTime(normal, longest, previous)
 
     def _wait_for_warmup(self, seconds, stop_event=None):
         """Return True once the background warm-up is finished (at once without one), False
@@ -389,8 +416,9 @@ class Player:
         """
         game.to_play = color
         started = time.perf_counter()
-        seconds = self.move_seconds(game, color)
-        if not self._wait_for_warmup(seconds, stop_event):
+        move_time = self.move_time(game, color)
+        if not self._wait_for_warmup(None if move_time is None else move_time.normal,
+                                     stop_event):
             return self.early_move(game, color)
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
         # A jigo does not lose: playing on from one only gives the search, whose moves all
@@ -408,10 +436,14 @@ class Player:
                 return bd.PASS
         if self.config.policy_only:
             return self.network_move(game, color)
-        if seconds is not None:    # what the warm-up and the checks above took counts too
-            settle = 0.0 if cleanup else self._settle_check_seconds(game, color, seconds)
-            seconds = max(0.05, seconds - (time.perf_counter() - started) - settle)
-        result = self.search.run(game, self.config.rollouts, seconds, stop_event, progress)
+        if move_time is not None:    # what the warm-up and the checks above took counts too
+            settle = 0.0 if cleanup else self._settle_check_seconds(game, color,
+                                                                    move_time.normal)
+            spent = time.perf_counter() - started + settle
+            move_time = replace(move_time,
+                                normal=max(MIN_MOVE_SECONDS, move_time.normal - spent),
+                                maximum=max(MIN_MOVE_SECONDS, move_time.maximum - spent))
+        result = self.search.run(game, self.config.rollouts, move_time, stop_event, progress)
         self.last_result = result
         best = robust_choice(result)
         if best is None:

@@ -39,6 +39,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 PARAM_SLOTS = 17
 # Search steps between checks whether the move is decided (see decided).
 DECIDED_CHECK_EVERY = 64
+# What a worker writes into the stop flag when it finds the move decided (others write 1).
+STOP_DECIDED = 2
 
 # Tree policies (P_TREE_POLICY).
 DARKFOREST, PUCT = 0, 1
@@ -658,7 +660,7 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
             break
         done += 1
         if done % DECIDED_CHECK_EVERY == 0 and decided(tree, root, params, budget):
-            stop[0] = 1
+            stop[0] = STOP_DECIDED
     return done
 
 
@@ -700,16 +702,81 @@ class MoveStats:
 
 @dataclass
 class SearchResult:
-    """What a search found: the root's children sorted by visits, and totals."""
+    """What a search found: the root's children sorted by visits, and totals. stopped_by says
+    what ended it: 'playouts' (the budget ran out), 'decided' (no other move could catch the
+    most visited), 'time' or 'interrupted' (stop_event)."""
     children: list
     playouts: int
     root_winrate: float   # for the side to move, over all playouts through the root's edges
     seconds: float
+    stopped_by: str = "playouts"
 
     @property
     def best(self):
         """Return the most visited child's MoveStats, or None when there were no candidates."""
         return self.children[0] if self.children else None
+
+
+# Seconds between a timed search's looks at the root (see time_verdict).
+TIME_CHECK_INTERVAL = 0.05
+# The most visited root move is unclear while the second has more than this share of its
+# visits, ...
+CLOSE_SECOND = 0.6
+# ... or a move with at least CONTENDER_VISITS of its visits has a win rate CONTENDER_MARGIN
+# higher, ...
+CONTENDER_VISITS = 0.2
+CONTENDER_MARGIN = 0.03
+# ... or its win rate is WINRATE_FALL below the mover's win rate at its previous move.
+WINRATE_FALL = 0.1
+# A timed search stops as decided no sooner than this share of its normal time, when its
+# playout rate is known.
+DECIDED_AFTER = 0.2
+
+
+@dataclass(frozen=True)
+class MoveTime:
+    """A timed search's wall-clock allowance: it searches for `normal` seconds, goes on up to
+    `maximum` while the move is unclear, and stops sooner once no other move can catch up
+    (see time_verdict). previous_winrate: the mover's win rate at its previous move, if any."""
+    normal: float
+    maximum: float
+    previous_winrate: float | None = None
+
+
+def unclear(visits, winrates, previous_winrate=None):
+    """Return True while the most visited root move is not clearly the one to play: the second
+    has nearly as many visits, a well-visited move has a clearly higher win rate, or the win
+    rate fell since the mover's previous move (Pachi and Fuego spend more time then)."""
+    if len(visits) == 0 or visits.max() == 0:
+        return False
+    order = np.argsort(visits)[::-1]
+    best = order[0]
+    if len(order) > 1 and visits[order[1]] > CLOSE_SECOND * visits[best]:
+        return True
+    contenders = visits >= CONTENDER_VISITS * visits[best]
+    if (winrates[contenders] > winrates[best] + CONTENDER_MARGIN).any():
+        return True
+    return previous_winrate is not None and winrates[best] < previous_winrate - WINRATE_FALL
+
+
+def time_verdict(elapsed, move_time, visits, winrates, playouts_per_second, early_stop=True):
+    """Return why a timed search should stop now, 'time' or 'decided', or None to go on.
+
+    visits and winrates are the root's edges' (win rates for the mover). Past the normal time
+    the search goes on only while the move is unclear, and never past the maximum; before it,
+    with early_stop, it stops once the most visited move leads the next by more visits than
+    the rest of the normal time could give at the rate so far (the move can no longer change,
+    and the time saved goes to later moves)."""
+    if elapsed >= move_time.maximum:
+        return "time"
+    doubtful = unclear(visits, winrates, move_time.previous_winrate)
+    if elapsed >= move_time.normal:
+        return None if doubtful else "time"
+    if not early_stop or doubtful or elapsed < DECIDED_AFTER * move_time.normal:
+        return None
+    top = np.sort(visits)[::-1]
+    lead = int(top[0]) - (int(top[1]) if len(top) > 1 else 0) if len(top) else 0
+    return "decided" if lead > playouts_per_second * (move_time.normal - elapsed) else None
 
 
 class Search:
@@ -829,7 +896,7 @@ class Search:
         while stop[0] == 0:
             steps += 1
             if steps % DECIDED_CHECK_EVERY == 0 and decided(tree, self.root, params, budget):
-                stop[0] = 1
+                stop[0] = STOP_DECIDED
                 break
             request[0] = 0 if self.server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
@@ -844,9 +911,9 @@ class Search:
                     self.server.submit(tag, leaf)
                     leaf = bd.copy_board(board)
 
-    def run(self, game, playouts, seconds=None, stop_event=None, progress=None):
-        """Search the game's position for up to `playouts` new playouts (and `seconds` of wall
-        time, if given, and until stop_event is set); return a SearchResult.
+    def run(self, game, playouts, move_time=None, stop_event=None, progress=None):
+        """Search the game's position for up to `playouts` new playouts (within move_time, a
+        MoveTime, if given, and until stop_event is set); return a SearchResult.
 
         progress, if given, is (interval in seconds, callback): the callback gets the
         SearchResult so far every interval while the search runs (for analysis output)."""
@@ -875,28 +942,41 @@ class Search:
                        for rng in self._rngs]
         for t in threads:
             t.start()
-        deadline = None if seconds is None else started + seconds
+        stopped_by = None
+        next_time_check = None if move_time is None else started + TIME_CHECK_INTERVAL
         next_report = None if progress is None else started + progress[0]
         try:
             while any(t.is_alive() for t in threads):
                 now = time.perf_counter()
-                if deadline is not None and now >= deadline:
-                    stop[0] = 1
+                if next_time_check is not None and now >= next_time_check and stop[0] == 0:
+                    verdict = self._time_verdict(now - started, move_time)
+                    if verdict is not None:
+                        stopped_by, stop[0] = verdict, 1
+                    next_time_check = now + TIME_CHECK_INTERVAL
                 if next_report is not None and now >= next_report:
                     progress[1](self.result(game, now - started))
                     next_report = now + progress[0]
-                if stop_event is not None and stop_event.is_set():
-                    stop[0] = 1
+                if stop_event is not None and stop_event.is_set() and stop[0] == 0:
+                    stopped_by, stop[0] = "interrupted", 1
                 for t in threads:
                     t.join(timeout=0.005)
         finally:    # a failing progress callback must not leave workers running on the tree
-            stop[0] = 1
+            if stop[0] == 0:
+                stop[0] = 1
             for t in threads:
                 t.join()
         if self.server is not None:
             dropped = self.server.cancel_pending()
             release_claims(tree, np.array([tag[0] for tag in dropped], np.int64))
-        return self.result(game, time.perf_counter() - started)
+        if stopped_by is None:
+            stopped_by = "decided" if stop[0] == STOP_DECIDED else "playouts"
+        return self.result(game, time.perf_counter() - started, stopped_by)
+
+    def _time_verdict(self, elapsed, move_time):
+        """Return time_verdict for the root as it stands after `elapsed` seconds."""
+        _, visits, winrates, _ = self._root_stats()
+        rate = self.tree.counters[C_PLAYOUTS_DONE] / max(elapsed, 1e-9)
+        return time_verdict(elapsed, move_time, visits, winrates, rate, self.config.early_stop)
 
     def principal_variation(self, move):
         """Return the root move followed by the most visited reply at each node below it,
@@ -916,29 +996,42 @@ class Search:
             node = tree.edge_child[e]
         return pv
 
-    def result(self, game, seconds=0.0):
-        """Return the root's statistics as a SearchResult; win rates are the playouts' mixed
-        with the network's values by value_weight, as the search sees them (without RAVE)."""
+    def _root_stats(self):
+        """Return the root's edges as arrays: moves, visits, win rates for the mover (the
+        playouts' mixed with the network's values by value_weight, as the search sees them,
+        without RAVE) and priors; empty before the root is expanded."""
         tree = self.tree
+        if tree.node_state[self.root] != EXPANDED:
+            empty = np.zeros(0, np.float64)
+            return np.zeros(0, np.int32), np.zeros(0, np.int32), empty, empty
+        edges = slice(tree.node_first[self.root],
+                      tree.node_first[self.root] + tree.node_count[self.root])
+        visits = tree.edge_visits[edges].copy()
+        seen = np.maximum(visits, 1)
+        # Workers add wins before visits: a snapshot taken while they run can see one more
+        # win than visits.
+        winrates = np.where(visits > 0, np.minimum(1.0, 0.5 * tree.edge_wins[edges] / seen), 0.0)
         value_weight = self.config.value_weight if self.server is not None else 0.0
-        children = []
-        if tree.node_state[self.root] == EXPANDED:
-            first, count = tree.node_first[self.root], tree.node_count[self.root]
-            for e in range(first, first + count):
-                move = int(tree.edge_move[e])
-                visits = int(tree.edge_visits[e])
-                # Workers add wins before visits: a snapshot taken while they run can
-                # see one more win than visits.
-                winrate = min(1.0, 0.5 * tree.edge_wins[e] / visits) if visits else 0.0
-                evaluations = int(tree.edge_value_visits[e])
-                if visits and evaluations and value_weight > 0:
-                    value = min(1.0, tree.edge_value_wins[e] / (VALUE_SCALE * evaluations))
-                    winrate = (1.0 - value_weight) * winrate + value_weight * value
-                children.append(MoveStats(move, visits, winrate, float(tree.edge_prior[e])))
+        evaluations = tree.edge_value_visits[edges]
+        if value_weight > 0:
+            values = np.minimum(1.0, tree.edge_value_wins[edges]
+                                / (VALUE_SCALE * np.maximum(evaluations, 1)))
+            mixed = (1.0 - value_weight) * winrates + value_weight * values
+            winrates = np.where((visits > 0) & (evaluations > 0), mixed, winrates)
+        return (tree.edge_move[edges].copy(), visits, winrates,
+                tree.edge_prior[edges].astype(np.float64))
+
+    def result(self, game, seconds=0.0, stopped_by="playouts"):
+        """Return the root's statistics as a SearchResult (win rates as _root_stats gives
+        them)."""
+        moves, visits, winrates, priors = self._root_stats()
+        children = [MoveStats(int(m), int(v), float(w), float(p))
+                    for m, v, w, p in zip(moves, visits, winrates, priors)]
         children.sort(key=lambda m: (m.visits, m.winrate), reverse=True)
         for m in children[:PV_CHILDREN]:
             if m.visits > 0:
                 m.pv = self.principal_variation(m.point)
         total = sum(m.visits for m in children)
         winrate = sum(m.winrate * m.visits for m in children) / total if total else 0.5
-        return SearchResult(children, int(tree.counters[C_PLAYOUTS_DONE]), winrate, seconds)
+        return SearchResult(children, int(self.tree.counters[C_PLAYOUTS_DONE]), winrate, seconds,
+                            stopped_by)

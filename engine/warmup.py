@@ -145,7 +145,7 @@ class Warmup:
     def _rules(self, engine):
         self._session(engine, RULES_SESSION)
         game, player = engine.game, engine.player
-        player.move_seconds(game, bd.BLACK)
+        player.move_time(game, bd.BLACK)
         quick_move(game, bd.BLACK)
 
     def _net(self, engine):

@@ -35,23 +35,44 @@ def player(rollouts=300, **kw):
 def test_no_time_settings_means_the_rollout_budget():
     p = player()
     game = game_from_diagram("\n".join(["." * 9] * 9))
-    assert p.move_seconds(game, bd.BLACK) is None
+    assert p.move_time(game, bd.BLACK) is None
 
 
-@pytest.mark.parametrize("tc,clock,low,high", [
-    (TimeControl(600, 0, 0, 0, False), Clock(600, 0, True), 1.0, 30.0),       # absolute
-    (TimeControl(0, 30, 5, 0, False), Clock(30, 5, True), 4.0, 5.0),           # canadian
-    (TimeControl(0, 30, 1, 3, False), Clock(30, 1, True), 28.0, 29.0),         # byo-yomi
-    (TimeControl(60, 0, 0, 0, False), Clock(1.0, 0, True), 0.04, 0.06),        # nearly out
+@pytest.mark.parametrize("tc,clock,low,high,longest", [
+    (TimeControl(600, 0, 0, 0, False), Clock(600, 0, True), 1.0, 30.0, 90.0),   # absolute
+    (TimeControl(0, 30, 5, 0, False), Clock(30, 5, True), 4.0, 5.0, 10.0),       # canadian
+    (TimeControl(0, 30, 5, 0, False), Clock(6, 1, True), 4.0, 5.0, 5.0),         # last stone
+    (TimeControl(0, 30, 1, 3, False), Clock(30, 1, True), 28.0, 29.0, 29.0),     # byo-yomi
+    (TimeControl(0, 30, 1, 3, False), Clock(30, 3, True), 28.0, 29.0, 29.0),     # 3 periods
+    (TimeControl(60, 0, 0, 0, False), Clock(1.0, 0, True), 0.04, 0.06, 0.06),    # nearly out
 ])
-def test_move_time_keeps_a_safety_margin(tc, clock, low, high):
+def test_move_time_keeps_a_safety_margin(tc, clock, low, high, longest):
     p = player(lag_buffer=1.0)
     p.time = tc
     p.clocks[bd.BLACK] = clock
     game = game_from_diagram("\n".join(["." * 9] * 9))
-    seconds = p.move_seconds(game, bd.BLACK)
-    assert low <= seconds <= high
-    assert seconds < clock.seconds
+    move_time = p.move_time(game, bd.BLACK)
+    assert low <= move_time.normal <= high
+    assert move_time.normal <= move_time.maximum <= longest
+    assert move_time.maximum < clock.seconds
+
+
+def test_main_time_ending_in_byo_yomi_counts_the_first_period():
+    p = player(lag_buffer=1.0)
+    p.time = TimeControl(10, 5, 1, 1, False)         # 10 s main, then one 5 s period
+    p.clocks[bd.BLACK] = Clock(0.5, 0, True)         # half a second of main time left
+    game = game_from_diagram("\n".join(["." * 9] * 9))
+    move_time = p.move_time(game, bd.BLACK)
+    assert 4.0 <= move_time.normal <= move_time.maximum <= 4.5
+
+
+def test_a_move_remembers_its_win_rate_to_notice_a_fall():
+    p = player()
+    p.time = TimeControl(600, 0, 0, 0, False)
+    game = game_from_diagram("\n".join(["." * 9] * 9))
+    assert p.move_time(game, bd.BLACK).previous_winrate is None
+    p._last_winrate[bd.BLACK] = 0.7
+    assert p.move_time(game, bd.BLACK).previous_winrate == 0.7
 
 
 def test_a_timed_search_leaves_time_for_the_settledness_check_after_it():

@@ -1,5 +1,7 @@
 """Search behaviour: tree invariants after multithreaded searches, superko at the root, tree
 reuse, a full node pool, determinism at a fixed seed."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -8,7 +10,8 @@ from engine import playout as po
 from engine.ladder import new_ladder_scratch
 from engine.game import Game
 from engine.patterns import pattern_table
-from engine.search import (C_EDGES, C_NODES, EXPANDED, Search, SearchConfig, find_child)
+from engine.search import (C_EDGES, C_NODES, EXPANDED, MoveTime, Search, SearchConfig, find_child,
+                           time_verdict, unclear)
 from asciiboard import game_from_diagram
 
 
@@ -371,3 +374,55 @@ def test_early_stop_leaves_the_most_visited_move_unchanged():
     assert result.playouts < budget
     best, second = result.children[0].visits, result.children[1].visits
     assert best - second > budget - result.playouts
+
+
+def test_a_move_is_unclear_while_a_rival_is_close_or_better_or_the_win_rate_fell():
+    visits = np.array([1000, 300, 50])
+    winrates = np.array([0.55, 0.54, 0.70])
+    assert not unclear(visits, winrates)
+    assert unclear(np.array([1000, 700, 50]), winrates)                 # close second
+    assert unclear(visits, np.array([0.55, 0.60, 0.70]))                # better, well visited
+    assert not unclear(visits, winrates, previous_winrate=0.6)
+    assert unclear(visits, winrates, previous_winrate=0.7)              # fell by 15 points
+    assert not unclear(np.zeros(3, np.int32), winrates)
+
+
+def test_time_verdict_stops_at_normal_time_goes_on_while_unclear_never_past_maximum():
+    clear = (np.array([1000, 300]), np.array([0.6, 0.5]))
+    close = (np.array([1000, 900]), np.array([0.6, 0.5]))
+    move_time = MoveTime(normal=2.0, maximum=6.0)
+    assert time_verdict(2.1, move_time, *clear, 100.0) == "time"
+    assert time_verdict(2.1, move_time, *close, 100.0) is None
+    assert time_verdict(6.0, move_time, *close, 100.0) == "time"
+    # Before the normal time: decided once the rest of it could not close the gap of 700.
+    assert time_verdict(1.0, move_time, *clear, 600.0) == "decided"
+    assert time_verdict(1.0, move_time, *clear, 800.0) is None
+    assert time_verdict(1.0, move_time, *close, 1.0) is None             # unclear: no
+    assert time_verdict(0.2, move_time, *clear, 1.0) is None             # too soon to judge
+    assert time_verdict(1.0, move_time, *clear, 600.0, early_stop=False) is None
+
+
+def test_a_timed_search_says_what_stopped_it():
+    game = game_from_diagram("""
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . O . .
+        . . . . . O X O .
+        . . . . . . X . .
+        . . . . . . O . .
+        . . . . . . . . .
+        . . . . . . . . .
+    """)
+    search = Search(SearchConfig(seed=3), 9)
+    without_early_stop = Search(SearchConfig(seed=3, early_stop=False), 9)
+    assert without_early_stop.run(game, 300).stopped_by == "playouts"
+    assert search.run(game, 4000).stopped_by == "decided"        # see the test above
+    timed = without_early_stop.run(game, 10 ** 8, MoveTime(0.3, 0.3))
+    assert timed.stopped_by == "time" and timed.playouts < 10 ** 8
+    # Black must capture at the atari: the lead soon outruns what the time left could change.
+    decided = search.run(game, 10 ** 8, MoveTime(30.0, 30.0))
+    assert decided.stopped_by == "decided" and decided.seconds < 30.0
+    stop = threading.Event()
+    stop.set()
+    assert search.run(game, 10 ** 8, stop_event=stop).stopped_by == "interrupted"
