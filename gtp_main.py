@@ -8,6 +8,7 @@ Logs go to stderr (or --log-file), never to stdout, which belongs to GTP.
 """
 import argparse
 import logging
+import math
 import os
 import secrets
 import sys
@@ -28,6 +29,13 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def thread_count(text):
+    """argparse type: 'auto' or an integer >= 1."""
+    if text != "auto" and not (text.strip().isdecimal() and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"must be 'auto' or an integer >= 1, got {text!r}")
+    return text if text == "auto" else int(text)
 
 
 def board_size(text):
@@ -84,11 +92,15 @@ def build_parser():
                     "version 2 on stdin/stdout.")
     p.add_argument("--rollouts", type=positive_int, default=5000,
                    help="playouts per move (time controls can only shorten a move); default 5000")
-    p.add_argument("--threads", type=positive_int, default=1,
-                   help="search threads running playouts in parallel; default 1")
+    p.add_argument("--threads", type=thread_count, default="auto", metavar="auto|N",
+                   help="search threads running playouts in parallel; 'auto': one per CPU "
+                        "this process may use (its CPU affinity, capped by a cgroup CPU "
+                        "quota). With the network, torch gets the CPUs the search threads "
+                        "leave, at least 1 (with --policy-only, all of them). Moves repeat "
+                        "under --seed only with --threads 1; default auto")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed: the same seed, flags and commands give the same moves "
-                        "with one thread, with the network only under --deterministic (else "
+                        "with --threads 1, with the network only under --deterministic (else "
                         "leaves are expanded whenever the evaluation thread answers, so the "
                         "tree depends on timing); default: a fresh seed every run (logged)")
     p.add_argument("--komi", type=float, default=7.5, help="initial komi; default 7.5")
@@ -207,6 +219,110 @@ def setup_logging(path, level):
     root.setLevel(level.upper())
 
 
+def _cgroup_folders(root, path):
+    """Return the folder of cgroup path under root and those of its ancestors, deepest first
+    (root alone for a path that climbs out with '..', as seen from another namespace)."""
+    parts = [part for part in path.split("/") if part]
+    if ".." in parts:
+        return [root]
+    return [os.path.join(root, *parts[:n]) for n in range(len(parts), -1, -1)]
+
+
+def _folder_cpu_quota(folder):
+    """Return the CPU quota set in one cgroup folder, in CPUs (cgroup v2's cpu.max, else v1's
+    cpu.cfs_quota_us over cpu.cfs_period_us), or None for none or an unreadable one."""
+    try:
+        with open(os.path.join(folder, "cpu.max")) as f:
+            quota, period = f.read().split()[:2]
+        return None if quota == "max" or int(period) <= 0 else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(os.path.join(folder, "cpu.cfs_quota_us")) as f:
+            quota = int(f.read())
+        with open(os.path.join(folder, "cpu.cfs_period_us")) as f:
+            period = int(f.read())
+    except (OSError, ValueError):
+        return None
+    return quota / period if quota > 0 and period > 0 else None
+
+
+def cgroup_cpu_quota(root="/sys/fs/cgroup", membership="/proc/self/cgroup"):
+    """Return the smallest CPU quota, in CPUs, on this process's cgroup or its ancestors
+    (cgroup v2, or v1's cpu controller); None where none is set or none can be read."""
+    try:
+        with open(membership) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    quotas = []
+    for line in lines:
+        hierarchy, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if hierarchy == "0" and not controllers:
+            mounts = [root]
+        elif "cpu" in controllers.split(","):
+            mounts = [os.path.join(root, controllers), os.path.join(root, "cpu")]
+        else:
+            continue
+        for mount in mounts:
+            quotas += [q for q in map(_folder_cpu_quota, _cgroup_folders(mount, path))
+                       if q is not None]
+    return min(quotas, default=None)
+
+
+def usable_cpus(root="/sys/fs/cgroup", membership="/proc/self/cgroup"):
+    """Return how many CPUs this process may use, at least 1: those of its CPU affinity mask
+    (os.cpu_count() where there is none), or fewer under a cgroup CPU quota (rounded up, as
+    a quota of 1.5 CPUs keeps two threads busy most of the time)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota(root, membership)
+    if quota is not None:
+        cpus = min(cpus, math.ceil(quota))
+    return max(1, cpus)
+
+
+def split_threads(threads, cpus, policy_only=False):
+    """Return (search threads, network threads) for --threads (an int or 'auto') on cpus
+    usable CPUs: 'auto' runs one search thread per CPU; torch's intra-op threads take the
+    CPUs the search threads leave, at least 1, and all of them with policy_only (no search).
+    With the network, 'auto' thus runs one thread more than CPUs (the server's, which does
+    the torch work itself with one intra-op thread); benchmarks/genmove_speed.py compares
+    the choices."""
+    search = cpus if threads == "auto" else threads
+    network = cpus if policy_only else max(1, cpus - search)
+    return search, network
+
+
+def thread_plan(args):
+    """Return (search threads, network threads, usable CPUs) for parsed arguments."""
+    cpus = usable_cpus()
+    return (*split_threads(args.threads, cpus, args.policy_only), cpus)
+
+
+def log_thread_plan(args, evaluator):
+    """Log the thread counts the flags and the machine give, and what they cost in
+    repeatability."""
+    log = logging.getLogger("gtp_main")
+    search, network, cpus = thread_plan(args)
+    how = f"auto: {cpus} usable CPUs" if args.threads == "auto" else \
+        f"--threads {args.threads}; {cpus} usable CPUs"
+    if args.policy_only:
+        log.info("network threads %d (policy only; %d usable CPUs)", network, cpus)
+        return
+    log.info("search threads %d%s (%s)", search,
+             "" if evaluator is None else f", network threads {network}", how)
+    if search > cpus:
+        log.warning("%d search threads on %d usable CPUs: more threads than CPUs", search,
+                    cpus)
+    if args.seed is not None and search > 1:
+        log.info("--seed with %d search threads: moves depend on thread timing; --threads 1 "
+                 "repeats them", search)
+
+
 def check_network_flags(args):
     """Raise ValueError for flags that need the network together with --net none."""
     if args.net == "none":
@@ -234,7 +350,7 @@ def load_evaluator(args):
         logging.getLogger("gtp_main").warning("no weights at %s: searching without a network",
                                               path)
         return None
-    threads = max(1, (os.cpu_count() or 2) - args.threads)
+    threads = thread_plan(args)[1]
     try:
         symmetries = args.symmetries or (8 if args.policy_only else 1)
         return Policy(path, device=args.device, threads=threads, symmetries=symmetries)
@@ -246,7 +362,7 @@ def player_config(args):
     """Return the PlayerConfig (search settings included) that parsed arguments ask for."""
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
     logging.getLogger("gtp_main").info("random seed %d", seed)
-    search = SearchConfig(threads=args.threads, seed=seed, max_nodes=args.max_nodes,
+    search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
                           rave_bias=args.rave_bias, prior_eqex=args.prior_eqex,
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
@@ -321,6 +437,7 @@ def main(argv=None):
     except ValueError as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2
+    log_thread_plan(args, evaluator)
     if args.warm_up:
         return warm_up(config, evaluator)
     engine = build_engine(args, evaluator, config)

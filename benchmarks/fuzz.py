@@ -2,10 +2,11 @@
 
     python -m benchmarks.fuzz [--lines 100000] [--seed 1] [--rollouts 8]
 
-Builds the engine as gtp_main does (--net none, a tiny playout budget, a small tree) and feeds
-it random lines through GtpEngine.handle_line: random bytes, control characters, huge numbers,
-wrong arities, every command name with garbage arguments, all interleaved with legal play on
-small boards (genmove and the other searching commands rare). Each line is checked: exactly one
+Builds the engine as gtp_main does (--net none, one search thread so that --seed replays the
+engine's moves too, a tiny playout budget, a small tree) and feeds it random lines through
+GtpEngine.handle_line: random bytes, control characters, huge numbers, wrong arities, every
+command name with garbage arguments, all interleaved with legal play on small boards (genmove
+and the other searching commands rare). Each line is checked: exactly one
 answer for a command and none for a line that the spec's preprocessing leaves empty, each
 answer starting '=' or '?' with the command's id, no exception escaping, no internal error on
 the log, and the game (board, history, komi, rules, clocks) unchanged after every '?'. Runs in
@@ -89,7 +90,7 @@ class Fuzzer:
 
     def __init__(self, rollouts=8, seed=1, size=9):
         args = gtp_main.build_parser().parse_args(
-            ["--net", "none", "--rollouts", str(rollouts), "--seed", str(seed),
+            ["--net", "none", "--rollouts", str(rollouts), "--seed", str(seed), "--threads", "1",
              "--boardsize", str(size), "--ownership-runs", "16", "--max-nodes", "2000"])
         self.engine = gtp_main.build_engine(args)
         self.errors = _ErrorCount()

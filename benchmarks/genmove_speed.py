@@ -1,19 +1,47 @@
-"""Whole-search speed through GTP, as a user sees it:
+"""Whole-search speed through GTP, as a user sees it, for one engine setting or several:
 
     python -m benchmarks.genmove_speed --size 19 --rollouts 10000 --threads 1 [--moves 3]
+    python -m benchmarks.genmove_speed --rollouts 5000 --threads 1 2 auto --net none auto \\
+        --positions empty middle [--rounds 2]
 
-Starts `python gtp_main.py --net none` (or --engine CMD), asks `genmove` on the empty board
-(after one warm-up move that pays numba's cache load), reads the engine's `cputime` around each
-move and reports playouts per CPU second and per wall second, plus the engine's resident
-memory after the search. The last stdout line is one JSON object.
+The second command compares the thread choices with and without the network: every pair of a
+--threads and a --net value is a candidate, and each gets a fresh engine process, `python
+gtp_main.py --rollouts R --threads T --net N --seed 1 --no-early-stop --resign-threshold 0` (or
+--engine PROGRAM with those flags). The benchmark waits for the engine's warm-up (final_score
+waits for the compiler) and one untimed genmove, then for every position times --moves
+genmoves, each from a fresh board: 'empty', or 'middle', the position after the first 100
+moves of a 9-dan game (19x19 only). The engine's `cputime` around each move and the wall clock
+give playouts (as the engine's log line counts them) per wall second and per CPU second, and
+CPU seconds per wall second: how many cores the move kept busy. --rounds N runs every
+candidate N times, in turn, so that a change in the machine's load spreads over all of them.
+Run it on an idle machine; the load averages before and after are in the result.
+
+One line per candidate and position goes to stderr; the last stdout line is one JSON object,
+with the thread counts each engine logged it chose for the CPUs it may use, and each run's
+speed-up in playouts per wall second over `--threads 1` with the same network and position.
 """
 import argparse
 import json
 import os
+import re
+import shlex
+import sys
 import tempfile
 import time
 
 from benchmarks.gtp_client import GtpEngine
+
+GTP_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "gtp_main.py")
+# The first 100 moves (SGF points, black first) of a 9-dan game, tygem9d-2005.zip 75805760:
+# a middle game with groups in contact all over the board.
+MIDDLE_GAME = ("pddppqdcfqcnjpqnporproqoqprnrqsoqkomooqrqqqiqgpjcechcccbddbceccddbcceekcmchcheke"
+               "jdjcdkbecfehgcgbhdfcgdebicibhbhafdedjbhcecidfbfkdidhfjejekgjfieiflgkglhlhmimilhk"
+               "hnjmieicpkokrirhrjqhrgshpmpnolnlplonojnk")
+POSITIONS = ("empty", "middle")
+_SEARCH = re.compile(r"gtp INFO (\d+) playouts in ")
+_THREADS = re.compile(r"gtp_main INFO search threads (\d+)(?:, network threads (\d+))? "
+                      r"\((?:auto: |--threads \d+; )(\d+) usable CPUs\)")
 
 
 def resident_mib(pid):
@@ -28,42 +56,178 @@ def resident_mib(pid):
     return None
 
 
-def main(argv=None):
-    """Run the benchmark and print its JSON line."""
-    parser = argparse.ArgumentParser(description="genmove speed through GTP")
-    parser.add_argument("--size", type=int, default=19)
-    parser.add_argument("--rollouts", type=int, default=10000)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--moves", type=int, default=3, help="timed genmoves (fresh boards)")
-    parser.add_argument("--engine", default=None,
-                        help="engine command; default: this repo's gtp_main.py --net none")
-    args = parser.parse_args(argv)
-    command = args.engine or (f"python gtp_main.py --net none --rollouts {args.rollouts} "
-                              f"--threads {args.threads}")
-    log = os.path.join(tempfile.mkdtemp(), "engine.log")
-    engine = GtpEngine(command, log)
+def sgf_to_vertex(point, size=19):
+    """Return the GTP vertex of a two-letter SGF point ('pd' -> 'Q16')."""
+    column, row = ord(point[0]) - ord("a"), ord(point[1]) - ord("a")
+    return "ABCDEFGHJKLMNOPQRSTUVWXYZ"[column] + str(size - row)
+
+
+def setup_commands(position, size):
+    """Return the GTP commands that set up a position on a fresh board."""
+    commands = ["clear_board"]
+    if position == "middle":
+        points = [MIDDLE_GAME[i:i + 2] for i in range(0, len(MIDDLE_GAME), 2)]
+        commands += [f"play {'bw'[i % 2]} {sgf_to_vertex(p)}" for i, p in enumerate(points)]
+    return commands
+
+
+def to_move(position):
+    """Return the colour to move in a position."""
+    return "b" if position == "empty" else "bw"[len(MIDDLE_GAME) // 2 % 2]
+
+
+class LogReader:
+    """The engine's stderr log, read on from where the last read stopped."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+
+    def new_text(self):
+        """Return what the engine logged since the last call."""
+        with open(self.path, encoding="utf-8", errors="replace") as f:
+            f.seek(self.offset)
+            text = f.read()
+            self.offset = f.tell()
+        return text
+
+
+def ask(engine, command, timeout=600):
+    """Return the text of the engine's answer; raise RuntimeError on a '?' answer."""
+    response = engine.send(command, timeout)
+    if not response.ok:
+        raise RuntimeError(f"engine refused {command!r}: {response.text}")
+    return response.text
+
+
+def measure(command, size, positions, moves):
+    """Start one engine and return (the thread counts it logged, {position: per-move
+    records}, its resident memory in MiB), each record {playouts, wall, cpu} of one timed
+    genmove."""
+    log_path = os.path.join(tempfile.mkdtemp(prefix="genmove-speed-"), "engine.log")
+    engine = GtpEngine(command, log_path)
+    log = LogReader(log_path)
     try:
-        engine.send(f"boardsize {args.size}", 60)
-        engine.send("genmove b", 600)                       # warm-up: numba cache, allocations
-        cpu_rates, wall_rates = [], []
-        for _ in range(args.moves):
-            engine.send("clear_board", 60)
-            cpu0 = float(engine.send("cputime", 60).text.split()[-1])
-            wall0 = time.perf_counter()
-            engine.send("genmove b", 600)
-            wall = time.perf_counter() - wall0
-            cpu = float(engine.send("cputime", 60).text.split()[-1]) - cpu0
-            cpu_rates.append(args.rollouts / cpu)
-            wall_rates.append(args.rollouts / wall)
+        ask(engine, f"boardsize {size}")
+        ask(engine, "clear_board")
+        ask(engine, "final_score", 1200)        # waits for the background warm-up
+        ask(engine, "genmove b")                # untimed: first search, allocations
+        found = _THREADS.search(log.new_text())
+        threads = dict.fromkeys(("search_threads", "network_threads", "usable_cpus"))
+        if found is not None:
+            threads.update(zip(threads, (None if n is None else int(n) for n in found.groups())))
+        records = {}
+        for position in positions:
+            records[position] = []
+            for _ in range(moves):
+                for setup in setup_commands(position, size):
+                    ask(engine, setup)
+                log.new_text()
+                cpu0 = float(ask(engine, "cputime"))
+                wall0 = time.perf_counter()
+                ask(engine, f"genmove {to_move(position)}")
+                wall = time.perf_counter() - wall0
+                cpu = float(ask(engine, "cputime")) - cpu0
+                searched = _SEARCH.findall(log.new_text())
+                if not searched:
+                    raise RuntimeError(f"no search line on the engine's log {log_path}")
+                records[position].append({"playouts": int(searched[-1]), "wall": wall,
+                                          "cpu": cpu})
         rss = resident_mib(engine._proc.pid)
     finally:
         engine.close()
+    return threads, records, rss
+
+
+def summary(records):
+    """Return the speed figures of a candidate's timed moves on one position."""
+    playouts = sum(r["playouts"] for r in records)
+    wall = sum(r["wall"] for r in records)
+    cpu = sum(r["cpu"] for r in records)
+    return {"moves": len(records), "playouts_per_move": round(playouts / len(records)),
+            "playouts_per_wall_second": round(playouts / wall, 1),
+            "playouts_per_cpu_second": round(playouts / cpu, 1),
+            "wall_seconds_per_move": round(wall / len(records), 3),
+            "cpu_seconds_per_move": round(cpu / len(records), 3),
+            "cpu_per_wall": round(cpu / wall, 2),
+            "wall_rates": [round(r["playouts"] / r["wall"], 1) for r in records]}
+
+
+def parse_args(argv):
+    """Return the parsed command line; exit 2 on a bad one."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.genmove_speed",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("--size", type=int, default=19)
+    p.add_argument("--rollouts", type=int, default=10000)
+    p.add_argument("--threads", nargs="+", default=["1"],
+                   help="one or more --threads values to compare (N or auto); default 1")
+    p.add_argument("--net", nargs="+", choices=("none", "auto"), default=["none"],
+                   help="one or more --net values to compare; default none")
+    p.add_argument("--positions", nargs="+", choices=POSITIONS, default=["empty"],
+                   help="positions to time, each from a fresh board; default empty")
+    p.add_argument("--moves", type=int, default=3,
+                   help="timed genmoves per candidate, position and round; default 3")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="times every candidate is run, in turn, in a fresh engine; default 1")
+    p.add_argument("--early-stop", action="store_true",
+                   help="let the engine stop a move's search early (by default every move "
+                        "runs all --rollouts, the same work for every candidate)")
+    p.add_argument("--engine", default=None,
+                   help="engine program, given the flags above; default: this repo's "
+                        "gtp_main.py under this Python")
+    args = p.parse_args(argv)
+    for value in args.threads:
+        if value != "auto" and not (value.isdecimal() and int(value) >= 1):
+            p.error(f"--threads values are auto or integers >= 1, not {value!r}")
+    if args.rollouts < 1 or args.moves < 1 or args.rounds < 1:
+        p.error("--rollouts, --moves and --rounds must be at least 1")
+    if "middle" in args.positions and args.size != 19:
+        p.error("the middle-game position is on 19x19")
+    return args
+
+
+def main(argv=None):
+    """Run the benchmark and print its JSON line."""
+    args = parse_args(argv)
+    program = args.engine or f"{shlex.quote(sys.executable)} {shlex.quote(GTP_MAIN)}"
+    candidates = [(t, n) for n in args.net for t in args.threads]
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    records = {(t, n, p): [] for t, n in candidates for p in args.positions}
+    logged, rss = {}, {}
+    for _ in range(args.rounds):
+        for threads, net in candidates:
+            command = (f"{program} --rollouts {args.rollouts} --threads {threads} --net {net} "
+                       f"--seed 1 --resign-threshold 0"
+                       + ("" if args.early_stop else " --no-early-stop"))
+            logged[threads, net], found, rss[threads, net] = measure(
+                command, args.size, args.positions, args.moves)
+            for position, moves in found.items():
+                records[threads, net, position] += moves
+    runs = []
+    for threads, net in candidates:
+        for position in args.positions:
+            runs.append({"threads": threads, "net": net, "position": position,
+                         **logged[threads, net], **summary(records[threads, net, position]),
+                         "resident_mib": None if rss[threads, net] is None
+                         else round(rss[threads, net], 1)})
+    for run in runs:
+        one = [r for r in runs if r["threads"] == "1" and r["net"] == run["net"]
+               and r["position"] == run["position"]]
+        run["speedup_over_1_thread"] = round(run["playouts_per_wall_second"]
+                                             / one[0]["playouts_per_wall_second"], 3) \
+            if one else None
+        print(f"--threads {run['threads']:>4} --net {run['net']:<4} {run['position']:<6}: "
+              f"search {run['search_threads']}, network {run['network_threads']}; "
+              f"{run['playouts_per_wall_second']:8.1f} playouts/wall s, "
+              f"{run['playouts_per_cpu_second']:8.1f} /CPU s, {run['cpu_per_wall']:.2f} cores, "
+              f"{run['wall_seconds_per_move']:.2f} s/move", file=sys.stderr)
     result = {"benchmark": "genmove_speed", "size": args.size, "rollouts": args.rollouts,
-              "threads": args.threads, "moves": args.moves,
-              "playouts_per_cpu_second": round(sum(cpu_rates) / len(cpu_rates), 1),
-              "playouts_per_wall_second": round(sum(wall_rates) / len(wall_rates), 1),
-              "cpu_seconds_per_move": round(args.rollouts / (sum(cpu_rates) / len(cpu_rates)), 3),
-              "resident_mib": None if rss is None else round(rss, 1)}
+              "moves": args.moves, "rounds": args.rounds, "early_stop": args.early_stop,
+              "cpu_count": os.cpu_count(),
+              "load_average_before": [round(x, 2) for x in load_before],
+              "load_average_after": [round(x, 2) for x in os.getloadavg()],
+              "seconds": round(time.perf_counter() - started, 1), "runs": runs}
     print(json.dumps(result))
 
 
