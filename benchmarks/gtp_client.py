@@ -36,7 +36,9 @@ class Response:
 class GtpEngine:
     """One engine subprocess spoken to over pipes; stderr goes to a log file."""
 
-    def __init__(self, command: str, stderr_path: str, tail_timeout: float = 1.0):
+    def __init__(self, command: str, stderr_path: str, tail_timeout: float = 1.0,
+                 env: dict[str, str] | None = None):
+        """Start command (its environment env, else ours), its stderr written to stderr_path."""
         self.command = command
         # Lines after an answer's first one come at once from a sane engine, so a
         # short wait spots an answer that never gets its terminating empty line.
@@ -46,7 +48,7 @@ class GtpEngine:
             # interrupted match abandons its games instead of recording crashes.
             self._proc = subprocess.Popen(
                 shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=log, start_new_session=True)
+                stderr=log, start_new_session=True, env=env)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._next_id = 1
         threading.Thread(target=self._read_stdout, daemon=True).start()

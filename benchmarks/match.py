@@ -253,26 +253,33 @@ def write_sgf(path: str, config: MatchConfig, players: dict[str, Player], moves:
         handle.write(game.serialise())
 
 
-def load_results(config: MatchConfig) -> dict[int, dict]:
-    """Return finished games by index; raise ResultsFileError if the file has other engines'."""
-    records: dict[int, dict] = {}
-    if not os.path.exists(config.results):
+def read_results(path: str) -> list[dict]:
+    """Return the records of a JSON-lines results file in order, none when it does not exist."""
+    records = []
+    if not os.path.exists(path):
         return records
-    with open(config.results, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8") as handle:
         for line in handle:
             try:
-                record = json.loads(line)
+                records.append(json.loads(line))
             except json.JSONDecodeError:
                 # A line cut short when a run was killed mid-write; that game is replayed.
                 continue
-            index = record["index"]
-            if index >= config.games:
-                continue
-            black, white, _ = engines_for_game(config, index)
-            if (record["black"], record["white"]) != (black, white):
-                raise ResultsFileError(f"{config.results} holds game {index} between other "
-                                       "engines; use another --results file")
-            records[index] = record
+    return records
+
+
+def load_results(config: MatchConfig) -> dict[int, dict]:
+    """Return finished games by index; raise ResultsFileError if the file has other engines'."""
+    records: dict[int, dict] = {}
+    for record in read_results(config.results):
+        index = record["index"]
+        if index >= config.games:
+            continue
+        black, white, _ = engines_for_game(config, index)
+        if (record["black"], record["white"]) != (black, white):
+            raise ResultsFileError(f"{config.results} holds game {index} between other "
+                                   "engines; use another --results file")
+        records[index] = record
     return records
 
 
@@ -718,7 +725,10 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
     parser.add_argument("--komi", type=float, required=True)
     parser.add_argument("--sgf-dir", required=True)
     parser.add_argument("--referee", help="engine that scores finished games with final_score")
-    parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--parallel", type=int, default=1,
+                        help="games played at once; default 1. darkgo's default --threads "
+                        "auto takes every CPU, so give its engine commands --threads to share "
+                        "them")
     parser.add_argument("--results", help="JSON-lines results file (default SGF_DIR/results.jsonl)")
     parser.add_argument("--max-moves", type=int,
                         help="moves after which a game is stopped and scored (default 3*S*S)")

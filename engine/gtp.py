@@ -21,6 +21,7 @@ import re
 import signal
 import sys
 import threading
+import time
 import traceback
 
 from engine import board as bd
@@ -453,12 +454,14 @@ class GtpEngine:
     def _generate(self, args, cleanup=False, commit=True, progress=None):
         self._expect(args, 1)
         color = self._color(args[0])
+        started = time.perf_counter()
         point = self.player.genmove(self.game, color, cleanup=cleanup,
                                     stop_event=self._search_stop(), progress=progress)
         if point == RESIGN:
             self.game.to_play = color
             return "resign"
         if commit:
+            self.player.charge(color, time.perf_counter() - started)
             self.game.play(color, point)
             self._generated.append(True)
             self._just_moved = point != bd.PASS

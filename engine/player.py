@@ -300,15 +300,9 @@ class Player:
         tc = self.time
         if tc.unlimited:
             return None
-        clock = self.clocks[color]
         lag = self.config.lag_buffer
         previous = self._last_winrate.get(color)
-        if not clock.known:
-            left, stones = tc.main, 0
-            if tc.main <= 0:
-                left, stones = tc.byo_time, max(tc.byo_stones, 1)
-        else:
-            left, stones = clock.seconds, clock.stones
+        left, stones = self._clock_state(color)
         if stones > 0 and tc.byo_periods > 0:
             # Japanese byo-yomi: kgsGtp sends the periods left as the stones; each move may
             # use the whole current period.
@@ -322,16 +316,58 @@ class Player:
         # Empty points rather than legal moves: the budget is needed before the jitted rules
         # are sure to be compiled (see _wait_for_warmup).
         moves_left = max(20, int(game.board.info[bd.NEMPTY]) // 3)
-        share = left / moves_left
         per_byo = 0.0
         if tc.byo_time > 0:
             per_byo = tc.byo_time if tc.byo_periods > 0 else tc.byo_time / max(tc.byo_stones, 1)
+            share = left / moves_left
+        else:   # absolute time: every move still to come will lose its lag too
+            share = max(0.0, left - moves_left * lag) / moves_left
         ceiling = left + per_byo - lag
         if ceiling <= 0:
             return MoveTime(MIN_MOVE_SECONDS, MIN_MOVE_SECONDS, previous)
         normal = max(MIN_MOVE_SECONDS, min(share + max(0.0, per_byo - lag), ceiling))
         longest = max(normal, min(EXTEND_SHARES * share + max(0.0, per_byo - lag), ceiling))
         return MoveTime(normal, longest, previous)
+
+    def _clock_state(self, color):
+        """Return (seconds, stones) on color's clock: as time_left last said or as charge
+        kept it since, else the time settings' start (stones 0 in main time; in Japanese
+        byo-yomi the periods left, as kgsGtp sends them)."""
+        tc, clock = self.time, self.clocks[color]
+        if clock.known:
+            return clock.seconds, clock.stones
+        if tc.main > 0:
+            return tc.main, 0
+        return tc.byo_time, max(tc.byo_periods if tc.byo_periods > 0 else tc.byo_stones, 1)
+
+    def charge(self, color, seconds):
+        """Take a move's `seconds` off color's clock as the engine keeps it, for controllers
+        that send no time_left (the next time_left corrects it): main time first, then the
+        overtime the settings give (a Japanese period used up by a move that overran it, a
+        canadian period's stones counted down and the period renewed when they are played)."""
+        tc = self.time
+        if tc.unlimited:
+            return
+        left, stones = self._clock_state(color)
+        periods = tc.byo_periods > 0
+        if stones == 0:
+            left -= seconds
+            if left >= 0 or tc.byo_time <= 0:
+                self.clocks[color] = Clock(max(0.0, left), 0, True)
+                return
+            # Main time ran out during the move: the rest of it came out of overtime.
+            seconds, left = -left, tc.byo_time
+            stones = tc.byo_periods if periods else tc.byo_stones
+        if periods:
+            while seconds > tc.byo_time and stones > 0:
+                seconds -= tc.byo_time
+                stones -= 1
+            self.clocks[color] = Clock(tc.byo_time if stones else 0.0, stones, True)
+            return
+        left, stones = left - seconds, stones - 1
+        if stones <= 0 and left >= 0:
+            left, stones = tc.byo_time, tc.byo_stones
+        self.clocks[color] = Clock(max(0.0, left), max(stones, 1) if left > 0 else 0, True)
 
     def _wait_for_warmup(self, seconds, stop_event=None):
         """Return True once the background warm-up is finished (at once without one), False

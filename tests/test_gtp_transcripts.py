@@ -59,6 +59,17 @@ def test_transcript(path, monkeypatch):
                 assert g == e, f"{command!r}: got {g!r}, expected {e!r}"
 
 
+def test_genmove_charges_its_time_to_the_engines_clock_and_time_left_corrects_it():
+    engine = gtp_main.build_engine(gtp_main.build_parser().parse_args(DEFAULT_FLAGS))
+    out = io.StringIO()
+    engine.serve(io.StringIO("time_settings 3600 0 0\ngenmove b\n"), out)
+    black = engine.player.clocks[1]
+    assert black.known and 0 < black.seconds < 3600 and black.stones == 0
+    assert not engine.player.clocks[2].known                # white has not moved
+    engine.serve(io.StringIO("time_left b 45 0\n"), io.StringIO())
+    assert engine.player.clocks[1].seconds == 45
+
+
 def test_ten_thousand_character_line_gets_one_error_and_engine_goes_on():
     engine = gtp_main.build_engine(gtp_main.build_parser().parse_args(DEFAULT_FLAGS))
     out = io.StringIO()

@@ -2,7 +2,6 @@
 
 import json
 import os
-import shlex
 import sys
 import time
 
@@ -11,73 +10,7 @@ from sgfmill import sgf
 
 from benchmarks import match
 
-# A scripted GTP engine: genmove plays --moves in order then passes; the fault options
-# make it misbehave on purpose so the runner's bookkeeping can be checked.
-FAKE_ENGINE = r'''
-import argparse, sys, time
-parser = argparse.ArgumentParser()
-parser.add_argument("--name", default="Fake")
-parser.add_argument("--moves", default="")
-parser.add_argument("--score", default="B+10")
-parser.add_argument("--reject", default="", help="vertex that play answers with '? illegal move'")
-parser.add_argument("--genmove-raw", help="raw text written in answer to genmove")
-parser.add_argument("--hang-genmove", action="store_true")
-parser.add_argument("--die-genmove", action="store_true")
-parser.add_argument("--log-search", action="store_true", help="log darkgo's search line")
-args = parser.parse_args()
-moves = [m for m in args.moves.split(",") if m]
-for line in sys.stdin:
-    words = line.split()
-    cmd_id, cmd, rest = words[0], words[1], words[2:]
-    answer, ok = "", True
-    if cmd == "name":
-        answer = args.name
-    elif cmd == "version":
-        answer = "1.0"
-    elif cmd in ("boardsize", "clear_board", "komi"):
-        pass
-    elif cmd == "play":
-        ok = rest[1].upper() != args.reject.upper()
-        answer = "" if ok else "illegal move"
-    elif cmd == "genmove":
-        if args.hang_genmove:
-            time.sleep(60)
-        if args.die_genmove:
-            sys.exit(1)
-        if args.genmove_raw is not None:
-            sys.stdout.write(args.genmove_raw.replace("ID", cmd_id))
-            sys.stdout.flush()
-            continue
-        answer = moves.pop(0) if moves else "pass"
-        if args.log_search:
-            sys.stderr.write(f"2026-01-01 00:00:00,000 gtp INFO {len(moves)} playouts in 0.10s "
-                             f"(10/s); win rate 0.600; top: {answer.upper()} 9 0.610, B2 1 0.5; "
-                             "tree 5 of 10 nodes, 4 of 20 edges\n")
-            sys.stderr.flush()
-    elif cmd == "final_score":
-        answer = args.score
-    elif cmd == "quit":
-        print(f"={cmd_id}\n", flush=True)
-        break
-    else:
-        ok, answer = False, "unknown command"
-    print(f"{'=' if ok else '?'}{cmd_id} {answer}\n", flush=True)
-'''
-
 GNUGO = "/usr/games/gnugo"
-
-
-@pytest.fixture
-def fake(tmp_path):
-    """Return a function that builds the command line of a fake engine with the given options."""
-    script = tmp_path / "fake_gtp.py"
-    script.write_text(FAKE_ENGINE)
-
-    def command(*options: str) -> str:
-        """Return the shell command that starts the fake engine with options."""
-        return shlex.join([sys.executable, str(script), *options])
-
-    return command
 
 
 def run_match(capsys, tmp_path, black: str, white: str, *extra: str) -> tuple[dict, list[dict]]:

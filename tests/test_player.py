@@ -75,6 +75,52 @@ def test_a_move_remembers_its_win_rate_to_notice_a_fall():
     assert p.move_time(game, bd.BLACK).previous_winrate == 0.7
 
 
+def clock_after(tc, *moves):
+    """Return BLACK's (seconds, stones) after charging it the moves' seconds under tc."""
+    p = player()
+    p.time = tc
+    for seconds in moves:
+        p.charge(bd.BLACK, seconds)
+    clock = p.clocks[bd.BLACK]
+    return (clock.seconds, clock.stones) if clock.known else None
+
+
+def test_the_engine_keeps_its_clock_without_time_left():
+    absolute = TimeControl(60, 0, 0, 0, False)
+    assert clock_after(absolute, 10) == (50, 0)
+    assert clock_after(absolute, 10, 55) == (0, 0)                      # lost on time
+    japanese = TimeControl(10, 5, 1, 2, False)                          # 10 s, 2 periods of 5
+    assert clock_after(japanese, 12) == (5, 2)        # 2 s into the first period: kept
+    assert clock_after(japanese, 12, 7) == (5, 1)     # a move over 5 s uses a period up
+    assert clock_after(japanese, 12, 7, 3) == (5, 1)
+    assert clock_after(japanese, 18) == (5, 1)        # main time and a whole period
+    canadian = TimeControl(0, 30, 3, 0, False)                          # 3 stones in 30 s
+    assert clock_after(canadian, 5) == (25, 2)
+    assert clock_after(canadian, 5, 5) == (20, 1)
+    assert clock_after(canadian, 5, 5, 5) == (30, 3)                    # a new period
+    assert clock_after(TimeControl(10, 30, 3, 0, False), 12) == (28, 2)
+    assert clock_after(TimeControl(), 12) is None                       # no limit: no clock
+
+
+def test_time_left_corrects_the_engines_clock():
+    p = player()
+    p.time = TimeControl(600, 0, 0, 0, False)
+    game = game_from_diagram("\n".join(["." * 9] * 9))
+    p.charge(bd.BLACK, 500)
+    kept = p.move_time(game, bd.BLACK).normal
+    p.clocks[bd.BLACK] = Clock(600, 0, True)                            # time_left 600 0
+    assert p.move_time(game, bd.BLACK).normal > 5 * kept
+
+
+def test_absolute_time_keeps_the_lag_of_every_move_to_come():
+    p = player(lag_buffer=1.0)
+    p.time = TimeControl(60, 0, 0, 0, False)
+    game = game_from_diagram("\n".join(["." * 9] * 9))                # 27 moves to come
+    assert p.move_time(game, bd.BLACK).normal == pytest.approx((60 - 27) / 27)
+    p.clocks[bd.BLACK] = Clock(20, 0, True)          # less than a lag per move to come
+    assert p.move_time(game, bd.BLACK).normal == pytest.approx(0.05)
+
+
 def test_a_timed_search_leaves_time_for_the_settledness_check_after_it():
     p = player()
     game = game_from_diagram("\n".join(["." * 9] * 9))
