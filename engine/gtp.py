@@ -144,6 +144,9 @@ class GtpEngine:
         self.version = version         # the answer to 'version' (--override-version)
         self.strict_superko = strict_superko
         self.ponder = ponder
+        # The level of the line logged after each genmove's search (the warm-up's engine logs
+        # it at debug, so that match logs and SGF comments hold only real moves' lines).
+        self.search_log_level = logging.INFO
         self.kgs_rules = "chinese"     # the rules kgs-rules named last
         self.game = Game(size, self._rules(komi))
         self.handlers = {name[4:].replace("_dash_", "-"): getattr(self, name)
@@ -478,11 +481,12 @@ class GtpEngine:
                         for m in result.children[:5])
         search = self.player.search
         counters, config = search.tree.counters, search.config
-        log.info("%d playouts in %.2fs (%.0f/s, stopped by %s); win rate %.3f; top: %s; tree %d "
-                 "of %d nodes, %d of %d edges", result.playouts, result.seconds,
-                 result.playouts / max(result.seconds, 1e-9), result.stopped_by,
-                 result.root_winrate, top,
-                 counters[C_NODES], config.max_nodes, counters[C_EDGES], config.max_edges)
+        log.log(self.search_log_level,
+                "%d playouts in %.2fs (%.0f/s, stopped by %s); win rate %.3f; top: %s; tree %d "
+                "of %d nodes, %d of %d edges", result.playouts, result.seconds,
+                result.playouts / max(result.seconds, 1e-9), result.stopped_by,
+                result.root_winrate, top,
+                counters[C_NODES], config.max_nodes, counters[C_EDGES], config.max_edges)
 
     def cmd_genmove(self, args):
         return self._generate(args)

@@ -133,7 +133,9 @@ class Warmup:
                          max_edges=MAX_NODES * 20)
         config = replace(self.config, rollouts=ROLLOUTS, ownership_runs=OWNERSHIP_RUNS,
                          search=search)
-        return GtpEngine(Player(config, SIZE, evaluator), size=SIZE)
+        engine = GtpEngine(Player(config, SIZE, evaluator), size=SIZE)
+        engine.search_log_level = logging.DEBUG
+        return engine
 
     @staticmethod
     def _session(engine, commands):

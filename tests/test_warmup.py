@@ -250,3 +250,12 @@ def test_after_the_9x9_warm_up_a_19x19_game_compiles_nothing(flags):
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"after_rules": [], "after_all": [], "failed": False}
+
+
+def test_the_warm_up_logs_its_searches_below_info(caplog):
+    """Match logs and SGF comments take every info-level search line for a real move's."""
+    config = PlayerConfig(rollouts=100, ownership_runs=50, search=SearchConfig(seed=1))
+    with caplog.at_level("DEBUG", logger="gtp"):
+        assert wu.Warmup(config).use(None).run() >= 0
+    searches = [r for r in caplog.records if "playouts in" in r.getMessage()]
+    assert searches and all(r.levelname == "DEBUG" for r in searches)
