@@ -20,6 +20,12 @@ from numba import njit
 # (moggy) to 5.7x (uniform) faster. Numba compiles a callee with its caller's NRT setting, so
 # nothing such a function calls may allocate either (pass scratch arrays in instead).
 NO_ALLOC = dict(cache=True, nogil=True, _nrt=False)
+# The same, compiled into each caller (numba's IR inlining) rather than called. Numba passes
+# every array of the Board tuple to a call as its 7 to 9 fields, about 90 words pushed on the
+# stack per call (130 to 190 with the playout policy and the ladder scratch): for the small
+# hot functions of a playout that cost more than their bodies. The caller's NRT setting
+# applies to the inlined code, so inline these only into NO_ALLOC callers.
+NO_ALLOC_INLINE = dict(NO_ALLOC, inline="always")
 
 EMPTY, BLACK, WHITE, WALL = 0, 1, 2, 3
 PASS = -1
@@ -268,7 +274,7 @@ def _add_empty(b, p):
     b.info[NEMPTY] = n + 1
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def _merge_chains(b, a, c):
     """Merge the chains with heads a and c; return the surviving head."""
     if b.chain_size[a] < b.chain_size[c]:
@@ -289,7 +295,7 @@ def _merge_chains(b, a, c):
     return a
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def _remove_chain(b, head, capturer):
     """Take the chain off the board, giving its points as liberties to capturer's chains."""
     w = b.info[WIDTH]
@@ -319,6 +325,12 @@ def play(b, p, color):
     On any status other than OK the board is unchanged. Positional superko is checked one
     layer up, by comparing the resulting HASH with the game's history.
     """
+    return play_inlined(b, p, color)
+
+
+@njit(**NO_ALLOC_INLINE)
+def play_inlined(b, p, color):
+    """play(), compiled into its caller: for the playout loop, which calls it every move."""
     if p == PASS:
         b.info[KO_POINT] = -1
         b.info[PASSES] += 1
@@ -347,7 +359,8 @@ def play(b, p, color):
     b.chain_next[p] = p
     b.chain_size[p] = 1
     b.nlibs[p] = 0
-    b.libs[p, :] = 0
+    for word in range(b.libs.shape[1]):     # a slice assignment would call memset
+        b.libs[p, word] = 0
     for d in (-w, -1, 1, w):
         n = p + d
         s = b.stones[n]

@@ -17,9 +17,9 @@ import numpy as np
 from numba import njit
 
 from engine.board import (BLACK, EMPTY, LAST_KO_COLOR, LAST_KO_MOVE, LAST_KO_POINT, LAST_MOVE,
-                          LAST_MOVE2, MAX_SIZE, MOVE_NUMBER, NEMPTY, NO_ALLOC, PASS, SIZE,
-                          TO_PLAY, WHITE, WIDTH, area_owner, copy_into, first_liberty, is_legal,
-                          is_true_eye_like, popcount64, play)
+                          LAST_MOVE2, MAX_SIZE, MOVE_NUMBER, NEMPTY, NO_ALLOC, NO_ALLOC_INLINE,
+                          PASS, SIZE, TO_PLAY, WHITE, WIDTH, area_owner, copy_into,
+                          first_liberty, is_legal, is_true_eye_like, play_inlined, popcount64)
 from engine.ladder import caught_in_ladder, new_ladder_scratch
 from engine.patterns import pattern_table
 
@@ -131,7 +131,8 @@ def liberties_after(b, p, color, words):
     words is a scratch uint64 array with one word per 64 board points.
     """
     w = b.info[WIDTH]
-    words[:] = 0
+    for k in range(words.shape[0]):         # a slice assignment would call memset
+        words[k] = 0
     for d in (-w, -1, 1, w):
         n = p + d
         s = b.stones[n]
@@ -171,10 +172,11 @@ def stones_after(b, p, color):
     return total
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def is_bad_selfatari(b, p, color, max_stones, words):
     """Return True if playing p leaves color's chain with one liberty, captures nothing and
     the chain has more than max_stones stones."""
+    # Compiled into the caller: this quick part settles most points without a call.
     w = b.info[WIDTH]
     empty_neighbours = 0
     for d in (-w, -1, 1, w):
@@ -186,6 +188,12 @@ def is_bad_selfatari(b, p, color, max_stones, words):
             return False        # losing p still leaves that chain two liberties
     if empty_neighbours >= 2:
         return False
+    return _short_of_liberties(b, p, color, max_stones, words)
+
+
+@njit(**NO_ALLOC)
+def _short_of_liberties(b, p, color, max_stones, words):
+    """The rest of is_bad_selfatari, for a point with at most one empty neighbour."""
     if captures_something(b, p, color):
         return False
     if liberties_after(b, p, color, words) >= 2:
@@ -193,7 +201,7 @@ def is_bad_selfatari(b, p, color, max_stones, words):
     return stones_after(b, p, color) > max_stones
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def _acceptable(b, p, color, policy, words, rng):
     """Return True if p is legal for color, not its own eye, and not a rejected self-atari."""
     if p < 0 or b.stones[p] != EMPTY:
@@ -217,7 +225,7 @@ def _add(cands, n, p):
     return n + 1
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def _pick(b, color, cands, n, policy, words, rng):
     """Return a random acceptable candidate (trying all, from a random start) or PASS."""
     if n == 0:
@@ -230,7 +238,7 @@ def _pick(b, color, cands, n, policy, words, rng):
     return PASS
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def atari_moves(b, color, last, cands, words, ladder):
     """Write capture and escape moves for the atari situations around the last move into
     cands; return how many. Captures the last move's chain if it is in atari; for our chains
@@ -271,7 +279,7 @@ def escapes_atari(b, lib, color, head, words, ladder):
     return libs >= 3 or libs == 2 and not caught_in_ladder(b, head, ladder)
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def atari2_moves(b, color, last, cands, words):
     """Write the liberties of 2-liberty opponent chains at or next to the last move (playing
     one puts the chain in atari) into cands, when that is no self-atari; return how many."""
@@ -288,12 +296,28 @@ def atari2_moves(b, color, last, cands, words):
             while bits != 0:
                 p = k * 64 + popcount64((bits & (~bits + np.uint64(1))) - np.uint64(1))
                 bits &= bits - np.uint64(1)
-                if liberties_after(b, p, color, words) >= 2:
+                if _two_liberties_after(b, p, color, words):
                     n = _add(cands, n, p)
     return n
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
+def _two_liberties_after(b, p, color, words):
+    """Return liberties_after(b, p, color, words) >= 2, without its bit sets where two empty
+    neighbours or a neighbouring chain of color with three liberties settle it."""
+    w = b.info[WIDTH]
+    empty_neighbours = 0
+    for d in (-w, -1, 1, w):
+        n = p + d
+        s = b.stones[n]
+        if s == EMPTY:
+            empty_neighbours += 1
+        elif s == color and b.nlibs[b.chain[n]] >= 3:
+            return True
+    return empty_neighbours >= 2 or liberties_after(b, p, color, words) >= 2
+
+
+@njit(**NO_ALLOC_INLINE)
 def nakade_point(b, last, region):
     """Return the vital point of a 3-6 point empty region next to the last move that is
     bordered by stones of one colour only, or -1 (also when the shape has no unique one).
@@ -305,9 +329,19 @@ def nakade_point(b, last, region):
     # The last move's stone borders every candidate region, so meeting the other colour
     # rules a region out at once (most regions in open play end the search that way).
     other = 3 - own
+    count = 0
     for d in (-w, -1, 1, w):
         start = last + d
         if b.stones[start] != EMPTY:
+            continue
+        # The answer is the same from every point of a region: skip a start that the last
+        # search reached (in open play the last move's liberties are one region).
+        explored = False
+        for j in range(count):
+            if region[j] == start:
+                explored = True
+                break
+        if explored:
             continue
         count = 1
         region[0] = start
@@ -356,7 +390,7 @@ def nakade_point(b, last, region):
     return -1
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def pattern_moves(b, policy, last, last2, cands):
     """Write empty points around the last two moves whose 3x3 shape matches a pattern into
     cands; return how many."""
@@ -372,7 +406,7 @@ def pattern_moves(b, policy, last, last2, cands):
     return n
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def random_move(b, color, policy, words, rng):
     """Return a random acceptable point for color (legal, not its own eye, no rejected
     self-atari), or PASS when there is none."""
@@ -387,7 +421,7 @@ def random_move(b, color, policy, words, rng):
     return PASS
 
 
-@njit(**NO_ALLOC)
+@njit(**NO_ALLOC_INLINE)
 def policy_move(b, color, policy, cands, words, ladder, rng):
     """Return the default policy's move for color: the first rule (in order, each tried with
     its probability) that yields an acceptable move, else a random move."""
@@ -476,12 +510,18 @@ def run_playout(b, policy, rng, max_moves, record, ladder):
     is the ladder reader's scratch (engine.ladder.new_ladder_scratch)."""
     cands = np.empty(MAX_CANDIDATES, np.int64)
     words = np.empty(b.libs.shape[1], np.uint64)
+    return _play_out(b, policy, rng, max_moves, record, ladder, cands, words)
+
+
+@njit(**NO_ALLOC)
+def _play_out(b, policy, rng, max_moves, record, ladder, cands, words):
+    """run_playout's move loop, with the policy compiled into it."""
     moves = 0
     passes = 0
     while passes < 2 and moves < max_moves:
         color = b.info[TO_PLAY]
         p = policy_move(b, color, policy, cands, words, ladder, rng)
-        play(b, p, color)
+        play_inlined(b, p, color)
         record[moves] = p
         passes = passes + 1 if p == PASS else 0
         moves += 1
