@@ -253,7 +253,7 @@ def cgroup_cpu_quota(root="/sys/fs/cgroup", membership="/proc/self/cgroup"):
     try:
         with open(membership) as f:
             lines = f.read().splitlines()
-    except OSError:
+    except (OSError, ValueError):     # ValueError: a path that is not text in our locale
         return None
     quotas = []
     for line in lines:

@@ -312,7 +312,10 @@ class Player:
             normal = max(MIN_MOVE_SECONDS, left / stones - lag)
             if stones == 1:
                 return MoveTime(normal, normal, previous)
-            return MoveTime(normal, max(normal, min(2 * normal, (left - lag) / 2)), previous)
+            # The stones after this one each keep their lag and the shortest search.
+            rest = (stones - 1) * (lag + MIN_MOVE_SECONDS)
+            longest = min(2 * normal, (left - lag) / 2, left - lag - rest)
+            return MoveTime(normal, max(normal, longest), previous)
         # Empty points rather than legal moves: the budget is needed before the jitted rules
         # are sure to be compiled (see _wait_for_warmup).
         moves_left = max(20, int(game.board.info[bd.NEMPTY]) // 3)
@@ -452,6 +455,7 @@ class Player:
         """
         game.to_play = color
         started = time.perf_counter()
+        self.last_result = None     # set again only if this move searches
         move_time = self.move_time(game, color)
         if not self._wait_for_warmup(None if move_time is None else move_time.normal,
                                      stop_event):

@@ -728,9 +728,11 @@ CONTENDER_VISITS = 0.2
 CONTENDER_MARGIN = 0.03
 # ... or its win rate is WINRATE_FALL below the mover's win rate at its previous move.
 WINRATE_FALL = 0.1
-# A timed search stops as decided no sooner than this share of its normal time, when its
-# playout rate is known.
+# A timed search stops as decided no sooner than this share of its normal time, and once its
+# playout rate is known: after this many playouts of its own (a reused tree's lead alone
+# proves nothing about what the time left could do).
 DECIDED_AFTER = 0.2
+DECIDED_MIN_PLAYOUTS = 64
 
 
 @dataclass(frozen=True)
@@ -772,7 +774,8 @@ def time_verdict(elapsed, move_time, visits, winrates, playouts_per_second, earl
     doubtful = unclear(visits, winrates, move_time.previous_winrate)
     if elapsed >= move_time.normal:
         return None if doubtful else "time"
-    if not early_stop or doubtful or elapsed < DECIDED_AFTER * move_time.normal:
+    if (not early_stop or doubtful or elapsed < DECIDED_AFTER * move_time.normal
+            or playouts_per_second <= 0):
         return None
     top = np.sort(visits)[::-1]
     lead = int(top[0]) - (int(top[1]) if len(top) > 1 else 0) if len(top) else 0
@@ -942,14 +945,19 @@ class Search:
                        for rng in self._rngs]
         for t in threads:
             t.start()
+        workers_started = time.perf_counter()
         stopped_by = None
         next_time_check = None if move_time is None else started + TIME_CHECK_INTERVAL
         next_report = None if progress is None else started + progress[0]
         try:
-            while any(t.is_alive() for t in threads):
+            while True:
+                alive = [t for t in threads if t.is_alive()]
+                if not alive:
+                    break
                 now = time.perf_counter()
                 if next_time_check is not None and now >= next_time_check and stop[0] == 0:
-                    verdict = self._time_verdict(now - started, move_time)
+                    verdict = self._time_verdict(now - started, now - workers_started,
+                                                 move_time)
                     if verdict is not None:
                         stopped_by, stop[0] = verdict, 1
                     next_time_check = now + TIME_CHECK_INTERVAL
@@ -958,8 +966,9 @@ class Search:
                     next_report = now + progress[0]
                 if stop_event is not None and stop_event.is_set() and stop[0] == 0:
                     stopped_by, stop[0] = "interrupted", 1
-                for t in threads:
-                    t.join(timeout=0.005)
+                # One thread per pass: waiting on each in turn would look at the clock only
+                # every threads x 5 ms.
+                alive[0].join(timeout=0.005)
         finally:    # a failing progress callback must not leave workers running on the tree
             if stop[0] == 0:
                 stop[0] = 1
@@ -972,10 +981,13 @@ class Search:
             stopped_by = "decided" if stop[0] == STOP_DECIDED else "playouts"
         return self.result(game, time.perf_counter() - started, stopped_by)
 
-    def _time_verdict(self, elapsed, move_time):
-        """Return time_verdict for the root as it stands after `elapsed` seconds."""
+    def _time_verdict(self, elapsed, searching, move_time):
+        """Return time_verdict for the root as it stands `elapsed` seconds into the move, of
+        which the workers have run `searching` (the playout rate is theirs; none is known
+        before DECIDED_MIN_PLAYOUTS)."""
         _, visits, winrates, _ = self._root_stats()
-        rate = self.tree.counters[C_PLAYOUTS_DONE] / max(elapsed, 1e-9)
+        done = int(self.tree.counters[C_PLAYOUTS_DONE])
+        rate = done / max(searching, 1e-9) if done >= DECIDED_MIN_PLAYOUTS else 0.0
         return time_verdict(elapsed, move_time, visits, winrates, rate, self.config.early_stop)
 
     def principal_variation(self, move):
@@ -1006,16 +1018,18 @@ class Search:
             return np.zeros(0, np.int32), np.zeros(0, np.int32), empty, empty
         edges = slice(tree.node_first[self.root],
                       tree.node_first[self.root] + tree.node_count[self.root])
+        # Workers add wins before visits: reading the wins first keeps a snapshot taken while
+        # they run at most a few wins ahead of the visits.
+        wins = tree.edge_wins[edges].copy()
+        value_wins = tree.edge_value_wins[edges].copy()
         visits = tree.edge_visits[edges].copy()
+        evaluations = tree.edge_value_visits[edges].copy()
         seen = np.maximum(visits, 1)
-        # Workers add wins before visits: a snapshot taken while they run can see one more
-        # win than visits.
-        winrates = np.where(visits > 0, np.minimum(1.0, 0.5 * tree.edge_wins[edges] / seen), 0.0)
+        winrates = np.where(visits > 0, np.minimum(1.0, 0.5 * wins / seen), 0.0)
         value_weight = self.config.value_weight if self.server is not None else 0.0
-        evaluations = tree.edge_value_visits[edges]
         if value_weight > 0:
-            values = np.minimum(1.0, tree.edge_value_wins[edges]
-                                / (VALUE_SCALE * np.maximum(evaluations, 1)))
+            values = np.minimum(1.0, value_wins / (
+                np.maximum(evaluations, 1).astype(np.float64) * VALUE_SCALE))
             mixed = (1.0 - value_weight) * winrates + value_weight * values
             winrates = np.where((visits > 0) & (evaluations > 0), mixed, winrates)
         return (tree.edge_move[edges].copy(), visits, winrates,

@@ -42,6 +42,7 @@ def test_no_time_settings_means_the_rollout_budget():
     (TimeControl(600, 0, 0, 0, False), Clock(600, 0, True), 1.0, 30.0, 90.0),   # absolute
     (TimeControl(0, 30, 5, 0, False), Clock(30, 5, True), 4.0, 5.0, 10.0),       # canadian
     (TimeControl(0, 30, 5, 0, False), Clock(6, 1, True), 4.0, 5.0, 5.0),         # last stone
+    (TimeControl(0, 30, 5, 0, False), Clock(3, 2, True), 0.4, 0.6, 0.95),        # keeps a lag
     (TimeControl(0, 30, 1, 3, False), Clock(30, 1, True), 28.0, 29.0, 29.0),     # byo-yomi
     (TimeControl(0, 30, 1, 3, False), Clock(30, 3, True), 28.0, 29.0, 29.0),     # 3 periods
     (TimeControl(60, 0, 0, 0, False), Clock(1.0, 0, True), 0.04, 0.06, 0.06),    # nearly out

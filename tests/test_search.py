@@ -400,6 +400,7 @@ def test_time_verdict_stops_at_normal_time_goes_on_while_unclear_never_past_maxi
     assert time_verdict(1.0, move_time, *close, 1.0) is None             # unclear: no
     assert time_verdict(0.2, move_time, *clear, 1.0) is None             # too soon to judge
     assert time_verdict(1.0, move_time, *clear, 600.0, early_stop=False) is None
+    assert time_verdict(1.0, move_time, *clear, 0.0) is None    # no rate yet: no judgement
 
 
 def test_a_timed_search_says_what_stopped_it():
