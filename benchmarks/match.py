@@ -674,6 +674,9 @@ def write_plot(path: str, summary: dict, records: list[dict]) -> bool:
     top.set_title(title, fontsize=8)
     top.legend(loc="lower right", fontsize=8)
     bottom.bar([n for n, _ in margins], [m for _, m in margins])
+    if not margins:     # an empty panel would read as margins of zero
+        bottom.text(0.5, 0.5, "no counted game: every game ended by resignation or unscored",
+                    transform=bottom.transAxes, ha="center", va="center", fontsize=9)
     bottom.axhline(0, color="grey", linewidth=0.8)
     bottom.set_xlabel("game, in finishing order (scored games for the win rate)")
     bottom.set_ylabel("A's margin (points)")
