@@ -95,9 +95,10 @@ def build_parser():
     p.add_argument("--threads", type=thread_count, default="auto", metavar="auto|N",
                    help="search threads running playouts in parallel; 'auto': one per CPU "
                         "this process may use (its CPU affinity, capped by a cgroup CPU "
-                        "quota). With the network, torch gets the CPUs the search threads "
-                        "leave, at least 1 (with --policy-only, all of them). Moves repeat "
-                        "under --seed only with --threads 1; default auto")
+                        "quota), half of them with the network. With the network, torch gets "
+                        "the CPUs the search threads leave, at least 1 (with --policy-only, "
+                        "all of them). Moves repeat under --seed only with --threads 1; "
+                        "default auto")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed: the same seed, flags and commands give the same moves "
                         "with --threads 1, with the network only under --deterministic (else "
@@ -285,22 +286,26 @@ def usable_cpus(root="/sys/fs/cgroup", membership="/proc/self/cgroup"):
     return max(1, cpus)
 
 
-def split_threads(threads, cpus, policy_only=False):
+def split_threads(threads, cpus, policy_only=False, network=False):
     """Return (search threads, network threads) for --threads (an int or 'auto') on cpus
-    usable CPUs: 'auto' runs one search thread per CPU; torch's intra-op threads take the
-    CPUs the search threads leave, at least 1, and all of them with policy_only (no search).
-    With the network, 'auto' thus runs one thread more than CPUs (the server's, which does
-    the torch work itself with one intra-op thread); benchmarks/genmove_speed.py compares
-    the choices."""
-    search = cpus if threads == "auto" else threads
-    network = cpus if policy_only else max(1, cpus - search)
-    return search, network
+    usable CPUs. 'auto' runs one search thread per CPU without the network, and half of them
+    (at least 1) with it: the network server's thread is busy too, and at a fixed playout
+    budget two search threads with one network thread on 2 CPUs won 3 of 10 games against one
+    search thread (benchmarks/RESULTS.md). torch's intra-op threads take the CPUs the search
+    threads leave, at least 1, and all of them with policy_only (no search)."""
+    if threads != "auto":
+        search = threads
+    elif network and not policy_only:
+        search = max(1, cpus // 2)
+    else:
+        search = cpus
+    return search, cpus if policy_only else max(1, cpus - search)
 
 
 def thread_plan(args):
     """Return (search threads, network threads, usable CPUs) for parsed arguments."""
     cpus = usable_cpus()
-    return (*split_threads(args.threads, cpus, args.policy_only), cpus)
+    return (*split_threads(args.threads, cpus, args.policy_only, args.net != "none"), cpus)
 
 
 def log_thread_plan(args, evaluator):

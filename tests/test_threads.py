@@ -76,20 +76,22 @@ def test_no_readable_cgroup_means_no_quota(tmp_path):
     assert gtp_main.cgroup_cpu_quota(str(tmp_path), str(tmp_path / "self-cgroup")) is None
 
 
-@pytest.mark.parametrize("threads, cpus, policy_only, split", [
-    ("auto", 2, False, (2, 1)),      # both cores search; torch keeps its one thread
-    ("auto", 8, False, (8, 1)),
-    ("auto", 1, False, (1, 1)),
-    (1, 2, False, (1, 1)),
-    (1, 8, False, (1, 7)),           # as before: the network gets what the search leaves
-    (2, 8, False, (2, 6)),
-    (4, 2, False, (4, 1)),           # more threads than CPUs, as asked
-    ("auto", 8, True, (8, 8)),       # policy only: no search, every CPU to the network
-    (1, 8, True, (1, 8)),
+@pytest.mark.parametrize("threads, cpus, policy_only, network, split", [
+    ("auto", 2, False, False, (2, 1)),   # no network: both cores search
+    ("auto", 8, False, False, (8, 1)),
+    ("auto", 2, False, True, (1, 1)),    # with it: half search, the server has the rest
+    ("auto", 8, False, True, (4, 4)),
+    ("auto", 1, False, True, (1, 1)),
+    (1, 2, False, True, (1, 1)),
+    (1, 8, False, True, (1, 7)),         # as before: the network gets what the search leaves
+    (2, 8, False, True, (2, 6)),
+    (4, 2, False, True, (4, 1)),         # more threads than CPUs, as asked
+    ("auto", 8, True, True, (8, 8)),     # policy only: no search, every CPU to the network
+    (1, 8, True, True, (1, 8)),
 ])
-def test_auto_searches_on_every_usable_cpu_and_the_network_gets_the_rest(threads, cpus,
-                                                                         policy_only, split):
-    assert gtp_main.split_threads(threads, cpus, policy_only) == split
+def test_auto_splits_the_usable_cpus_between_search_and_network(threads, cpus, policy_only,
+                                                                 network, split):
+    assert gtp_main.split_threads(threads, cpus, policy_only, network) == split
 
 
 def test_the_default_is_auto_and_the_search_gets_the_usable_cpus(monkeypatch):
@@ -123,7 +125,7 @@ def test_the_choice_is_logged_with_its_reason(monkeypatch, caplog):
         gtp_main.log_thread_plan(parse(["--threads", "1", "--seed", "3"]), evaluator=object())
         gtp_main.log_thread_plan(parse(["--threads", "2", "--seed", "3"]), evaluator=None)
     assert caplog.messages == [
-        "search threads 2, network threads 1 (auto: 2 usable CPUs)",
+        "search threads 1, network threads 1 (auto: 2 usable CPUs)",
         "search threads 2 (auto: 2 usable CPUs)",
         "search threads 1, network threads 1 (--threads 1; 2 usable CPUs)",
         "search threads 2 (--threads 2; 2 usable CPUs)",
