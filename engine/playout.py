@@ -173,10 +173,10 @@ def stones_after(b, p, color):
 
 
 @njit(**NO_ALLOC_INLINE)
-def is_bad_selfatari(b, p, color, max_stones, words):
-    """Return True if playing p leaves color's chain with one liberty, captures nothing and
-    the chain has more than max_stones stones."""
-    # Compiled into the caller: this quick part settles most points without a call.
+def _surely_two_liberties(b, p, color):
+    """Return True when color's chain at p surely has two liberties or more after color plays
+    there: p has two empty neighbours, or joins a chain of color with three liberties (losing
+    p still leaves it two). False means: count them."""
     w = b.info[WIDTH]
     empty_neighbours = 0
     for d in (-w, -1, 1, w):
@@ -185,8 +185,16 @@ def is_bad_selfatari(b, p, color, max_stones, words):
         if s == EMPTY:
             empty_neighbours += 1
         elif s == color and b.nlibs[b.chain[n]] >= 3:
-            return False        # losing p still leaves that chain two liberties
-    if empty_neighbours >= 2:
+            return True
+    return empty_neighbours >= 2
+
+
+@njit(**NO_ALLOC_INLINE)
+def is_bad_selfatari(b, p, color, max_stones, words):
+    """Return True if playing p leaves color's chain with one liberty, captures nothing and
+    the chain has more than max_stones stones."""
+    # Compiled into the caller: this quick part settles most points without a call.
+    if _surely_two_liberties(b, p, color):
         return False
     return _short_of_liberties(b, p, color, max_stones, words)
 
@@ -303,18 +311,9 @@ def atari2_moves(b, color, last, cands, words):
 
 @njit(**NO_ALLOC_INLINE)
 def _two_liberties_after(b, p, color, words):
-    """Return liberties_after(b, p, color, words) >= 2, without its bit sets where two empty
-    neighbours or a neighbouring chain of color with three liberties settle it."""
-    w = b.info[WIDTH]
-    empty_neighbours = 0
-    for d in (-w, -1, 1, w):
-        n = p + d
-        s = b.stones[n]
-        if s == EMPTY:
-            empty_neighbours += 1
-        elif s == color and b.nlibs[b.chain[n]] >= 3:
-            return True
-    return empty_neighbours >= 2 or liberties_after(b, p, color, words) >= 2
+    """Return liberties_after(b, p, color, words) >= 2, without its bit sets where
+    _surely_two_liberties settles it."""
+    return _surely_two_liberties(b, p, color) or liberties_after(b, p, color, words) >= 2
 
 
 @njit(**NO_ALLOC_INLINE)
