@@ -355,18 +355,22 @@ def test_decided_once_no_other_move_can_catch_up():
     assert not decided(tree, root, params, 1000)
 
 
+# A black chain with two liberties in white's wall: the search soon settles on one move.
+SETTLING_POSITION = """
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . O . .
+    . . . . . O X O .
+    . . . . . . X . .
+    . . . . . . O . .
+    . . . . . . . . .
+    . . . . . . . . .
+"""
+
+
 def test_early_stop_leaves_the_most_visited_move_unchanged():
-    game = game_from_diagram("""
-        . . . . . . . . .
-        . . . . . . . . .
-        . . . . . . . . .
-        . . . . . . O . .
-        . . . . . O X O .
-        . . . . . . X . .
-        . . . . . . O . .
-        . . . . . . . . .
-        . . . . . . . . .
-    """)
+    game = game_from_diagram(SETTLING_POSITION)
     budget = 4000
     result = Search(SearchConfig(seed=3), 9).run(game, budget)
     full = Search(SearchConfig(seed=3, early_stop=False), 9).run(game, budget)
@@ -404,24 +408,14 @@ def test_time_verdict_stops_at_normal_time_goes_on_while_unclear_never_past_maxi
 
 
 def test_a_timed_search_says_what_stopped_it():
-    game = game_from_diagram("""
-        . . . . . . . . .
-        . . . . . . . . .
-        . . . . . . . . .
-        . . . . . . O . .
-        . . . . . O X O .
-        . . . . . . X . .
-        . . . . . . O . .
-        . . . . . . . . .
-        . . . . . . . . .
-    """)
+    game = game_from_diagram(SETTLING_POSITION)
     search = Search(SearchConfig(seed=3), 9)
     without_early_stop = Search(SearchConfig(seed=3, early_stop=False), 9)
     assert without_early_stop.run(game, 300).stopped_by == "playouts"
     assert search.run(game, 4000).stopped_by == "decided"        # see the test above
     timed = without_early_stop.run(game, 10 ** 8, MoveTime(0.3, 0.3))
     assert timed.stopped_by == "time" and timed.playouts < 10 ** 8
-    # Black must capture at the atari: the lead soon outruns what the time left could change.
+    # The search settles: the lead soon outruns what the time left could change.
     decided = search.run(game, 10 ** 8, MoveTime(30.0, 30.0))
     assert decided.stopped_by == "decided" and decided.seconds < 30.0
     stop = threading.Event()
