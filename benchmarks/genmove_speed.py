@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 
+import gtp_main
 from benchmarks.gtp_client import GtpEngine
 
 GTP_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -160,6 +161,7 @@ def parse_args(argv):
     p.add_argument("--size", type=int, default=19)
     p.add_argument("--rollouts", type=int, default=10000)
     p.add_argument("--threads", nargs="+", default=["1"],
+                   type=lambda text: str(gtp_main.thread_count(text)),
                    help="one or more --threads values to compare (N or auto); default 1")
     p.add_argument("--net", nargs="+", choices=("none", "auto"), default=["none"],
                    help="one or more --net values to compare; default none")
@@ -176,9 +178,6 @@ def parse_args(argv):
                    help="engine program, given the flags above; default: this repo's "
                         "gtp_main.py under this Python")
     args = p.parse_args(argv)
-    for value in args.threads:
-        if value != "auto" and not (value.isdecimal() and int(value) >= 1):
-            p.error(f"--threads values are auto or integers >= 1, not {value!r}")
     if args.rollouts < 1 or args.moves < 1 or args.rounds < 1:
         p.error("--rollouts, --moves and --rounds must be at least 1")
     if "middle" in args.positions and args.size != 19:
