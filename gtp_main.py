@@ -78,6 +78,14 @@ def non_negative(text):
     return value
 
 
+def positive_float(text):
+    """argparse type: a finite float > 0."""
+    value = float(text)
+    if not 0.0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
+    return value
+
+
 def version_text(text):
     """argparse type: a one-line, non-empty answer for GTP 'version'."""
     if not text.strip() or any(ord(c) < 32 or c == "\x7f" for c in text):
@@ -153,6 +161,17 @@ def build_parser():
                    help="share of the network's value head in a move's win rate (0: playouts "
                         "only, 1: the net only); needs weights with a value head; default "
                         f"{SearchConfig.value_weight}")
+    p.add_argument("--score-weight", type=fraction, default=SearchConfig.score_weight,
+                   help="share of the score utility in a move's win rate: the playouts' final "
+                        "scores, 0.5 at the root's expected score and tanh-shaped around it "
+                        "(KataGo's score utility), so that a decided game still prefers the "
+                        "moves that keep points; 0 plays for the win alone; default "
+                        f"{SearchConfig.score_weight}")
+    p.add_argument("--score-scale", type=positive_float, default=SearchConfig.score_scale,
+                   help="the score utility's scale in points per line of board width: a "
+                        "move whose mean score is scale x size above the expected score gets "
+                        "0.5 + 0.5 tanh(1); default "
+                        f"{SearchConfig.score_scale} (9.5 points on 19x19)")
     p.add_argument("--deterministic", action="store_true",
                    help="with the network, evaluate each new leaf on its search thread instead "
                         "of the batching server's: slower, but with --threads 1 and --seed the "
@@ -372,6 +391,7 @@ def player_config(args):
                           rave_bias=args.rave_bias, prior_eqex=args.prior_eqex,
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
+                          score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
                           early_stop=args.early_stop,
                           deterministic=args.deterministic,

@@ -11,6 +11,9 @@ prior only a bias that fades with visits) and PUCT (AlphaGo's and Leela's: the p
 exploration term, so the search spends its playouts where the net looks unless the results
 say otherwise). With a value head, the net's evaluation of each expanded leaf is backed up
 along its path into separate statistics and mixed with the playouts' win rate (AlphaGo).
+Score-aware search (KataGo's score utility): each playout's final score is backed up too, and
+a move's mean score, measured from the root's expected score, gives a utility mixed into the
+win rate by score_weight, so that a decided game still tells moves apart by the points they keep.
 """
 import logging
 import math
@@ -35,8 +38,9 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 # Slots of the float64 parameter array handed to the workers.
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
  P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
- P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP) = range(17)
-PARAM_SLOTS = 17
+ P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SCORE_WEIGHT, P_SCORE_CENTER,
+ P_SCORE_SCALE) = range(20)
+PARAM_SLOTS = 20
 # Search steps between checks whether the move is decided (see decided).
 DECIDED_CHECK_EVERY = 64
 # What a worker writes into the stop flag when it finds the move decided (others write 1).
@@ -72,6 +76,7 @@ Tree = namedtuple("Tree", [
     "edge_child",    # int32[edges]: node reached by the move, -1 until first visited
     "edge_value_visits",  # int32[edges]: network evaluations of leaves below the edge
     "edge_value_wins",    # int32[edges]: their value for the mover, VALUE_SCALE per win
+    "edge_score_sum",     # int64[edges]: the mover's final playout scores, in half points
     "counters",      # int64[4]: nodes used, edges used, playouts done, playouts claimed
 ])
 # Heuristic prior playouts are stored as int32 half-points (up to 9 x eqex): keep them far
@@ -106,6 +111,8 @@ class SearchConfig:
     puct_root_top_k: int = 100
     puct_top_cumulative: float = 0.999
     value_weight: float = 0.0      # share of the network's value in a move's win rate
+    score_weight: float = 0.0      # share of the score utility in a move's win rate
+    score_scale: float = 0.5       # points per line of board width for a utility of tanh(1)
     early_stop: bool = True        # stop once no other root move can catch the most visited
     # Evaluate each leaf on its search thread instead of the server's: slower, but with one
     # thread the tree no longer depends on when the server answers (same seed, same moves).
@@ -123,10 +130,11 @@ class SearchConfig:
             return self.puct_top_k, self.puct_root_top_k, self.puct_top_cumulative
         return self.top_k, self.root_top_k, self.top_cumulative
 
-    def as_array(self, komi, net=False):
+    def as_array(self, komi, net=False, size=19, score_center=0.0):
         """Return the float64 parameter array the numba workers read. With net, leaves are
         expanded by the network server (top moves by prior) and tree_policy applies; without,
-        selection is darkforest's UCB1 with RAVE and heuristic priors."""
+        selection is darkforest's UCB1 with RAVE and heuristic priors. score_center is
+        Black's expected score, the zero of the score utility."""
         if self.tree_policy not in TREE_POLICIES:
             raise ValueError(f"unknown tree policy {self.tree_policy!r}")
         top_k, _, cumulative = self.breadth()
@@ -148,6 +156,9 @@ class SearchConfig:
         params[P_FPU_REDUCTION] = self.fpu_reduction
         params[P_VALUE_WEIGHT] = self.value_weight if net else 0.0
         params[P_EARLY_STOP] = 1.0 if self.early_stop else 0.0
+        params[P_SCORE_WEIGHT] = self.score_weight
+        params[P_SCORE_CENTER] = score_center
+        params[P_SCORE_SCALE] = self.score_scale * size
         return params
 
 
@@ -170,6 +181,7 @@ def new_tree(max_nodes, max_edges):
         edge_child=np.full(max_edges, -1, np.int32),
         edge_value_visits=np.zeros(max_edges, np.int32),
         edge_value_wins=np.zeros(max_edges, np.int32),
+        edge_score_sum=np.zeros(max_edges, np.int64),
         counters=np.zeros(4, np.int64),
     )
 
@@ -347,13 +359,21 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def score_utility(score, center, scale):
+    """Return the utility in [0, 1] of a mean score (points for the mover, komi counted)
+    against the mover's expected score center: 0.5 at the center, rising as tanh with scale."""
+    return 0.5 + 0.5 * math.tanh((score - center) / scale)
+
+
 @njit(**bd.NO_ALLOC)
-def edge_winrate(tree, e, n, rave_bias, value_weight):
+def edge_winrate(tree, e, n, rave_bias, value_weight, score_weight, score_center, score_scale):
     """Return the mover's win rate of edge e with n visits (real, virtual and heuristic
     prior; n + AMAF visits > 0): the playouts' rate with the prior's experience merged in, as
     Pachi does, blended with the all-moves-as-first (RAVE) rate by Silver's beta (rave_bias
     < 0: none), then mixed with the network's values backed up through the edge, if any, by
-    value_weight."""
+    value_weight, and with the score utility of the playouts' mean score (score_center is
+    the mover's expected score) by score_weight."""
     amaf = tree.edge_amaf_visits[e]
     q = 0.5 * (tree.edge_wins[e] + tree.edge_prior_wins[e]) / n if n > 0 else 0.0
     if amaf > 0 and rave_bias >= 0:
@@ -363,27 +383,41 @@ def edge_winrate(tree, e, n, rave_bias, value_weight):
     if value_weight > 0 and evaluations > 0:
         value = tree.edge_value_wins[e] / (VALUE_SCALE * evaluations)
         q = (1.0 - value_weight) * q + value_weight * value
+    finished = tree.edge_visits[e]
+    if score_weight > 0 and finished > 0:
+        utility = score_utility(0.5 * tree.edge_score_sum[e] / finished, score_center,
+                                score_scale)
+        q = (1.0 - score_weight) * q + score_weight * utility
     return q
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _mover_center(params, mover):
+    """Return the score utility's center (Black's expected score) from mover's view."""
+    return params[P_SCORE_CENTER] if mover == bd.BLACK else -params[P_SCORE_CENTER]
+
+
 @njit(**bd.NO_ALLOC)
-def select_edge(tree, node, params, rng):
-    """Return the edge of an EXPANDED node with the highest value, or -1. Darkforest's
-    policy: the win rate (edge_winrate) plus UCB1 exploration, darkforest's uniform noise and
-    a network prior bias that fades with visits; unvisited moves get the first-play urgency.
-    PUCT: see select_puct."""
+def select_edge(tree, node, params, rng, mover):
+    """Return the edge of an EXPANDED node with the highest value for mover (the colour to
+    play there), or -1. Darkforest's policy: the win rate (edge_winrate) plus UCB1
+    exploration, darkforest's uniform noise and a network prior bias that fades with visits;
+    unvisited moves get the first-play urgency. PUCT: see select_puct."""
     first = tree.node_first[node]
     count = tree.node_count[node]
     if count == 0:
         return -1
     if params[P_TREE_POLICY] == PUCT:
-        return select_puct(tree, node, params, rng)
+        return select_puct(tree, node, params, rng, mover)
     log_parent = math.log(tree.node_visits[node] + 1.0)
     c = params[P_UCT_C]
     noise = params[P_NOISE]
     prior_weight = params[P_PRIOR_WEIGHT]
     rave_bias = params[P_RAVE_BIAS]
     value_weight = params[P_VALUE_WEIGHT]
+    score_weight = params[P_SCORE_WEIGHT]
+    score_center = _mover_center(params, mover)
+    score_scale = params[P_SCORE_SCALE]
     best = -1
     best_value = -1e300
     for e in range(first, first + count):
@@ -391,7 +425,8 @@ def select_edge(tree, node, params, rng):
         if n == 0 and (tree.edge_amaf_visits[e] == 0 or rave_bias < 0):
             value = params[P_FPU]
         else:
-            value = edge_winrate(tree, e, n, rave_bias, value_weight) \
+            value = edge_winrate(tree, e, n, rave_bias, value_weight, score_weight,
+                                 score_center, score_scale) \
                 + c * math.sqrt(log_parent / (n + 1.0))
         value += noise * po.rand_float(rng) + prior_weight * tree.edge_prior[e] / (1.0 + n)
         if value > best_value:
@@ -401,7 +436,7 @@ def select_edge(tree, node, params, rng):
 
 
 @njit(**bd.NO_ALLOC)
-def select_puct(tree, node, params, rng):
+def select_puct(tree, node, params, rng, mover):
     """PUCT selection: the edge maximising win rate + puct_c * prior * sqrt(N) / (1 + n),
     with N the node's descents (finished and in flight) and n the edge's. The win rate is
     edge_winrate's; a move with no experience yet gets first-play urgency: the mean win rate
@@ -411,6 +446,9 @@ def select_puct(tree, node, params, rng):
     count = tree.node_count[node]
     rave_bias = params[P_RAVE_BIAS]
     value_weight = params[P_VALUE_WEIGHT]
+    score_weight = params[P_SCORE_WEIGHT]
+    score_center = _mover_center(params, mover)
+    score_scale = params[P_SCORE_SCALE]
     noise = params[P_NOISE]
     visits = 0
     half_wins = 0
@@ -427,7 +465,8 @@ def select_puct(tree, node, params, rng):
         if n == 0 and (tree.edge_amaf_visits[e] == 0 or rave_bias < 0):
             q = fpu
         else:
-            q = edge_winrate(tree, e, n, rave_bias, value_weight)
+            q = edge_winrate(tree, e, n, rave_bias, value_weight, score_weight, score_center,
+                             score_scale)
         value = q + scale * tree.edge_prior[e] / (1.0 + taken) + noise * po.rand_float(rng)
         if value > best_value:
             best_value = value
@@ -475,7 +514,7 @@ def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, unifo
                 break
         if state != EXPANDED:
             break
-        e = select_edge(tree, node, params, rng)
+        e = select_edge(tree, node, params, rng, b.info[bd.TO_PLAY])
         if e < 0:
             break
         atomic_add(tree.edge_virtual, e, vl)
@@ -507,9 +546,11 @@ def _half_points(winner, mover):
 
 
 @njit(**bd.NO_ALLOC)
-def backup(tree, path_nodes, path_edges, depth, root_color, winner, params):
-    """Add one finished playout to every node and edge on the path and drop its virtual loss."""
+def backup(tree, path_nodes, path_edges, depth, root_color, winner, score, params):
+    """Add one finished playout (its winner and Black's area score) to every node and edge
+    on the path and drop its virtual loss."""
     vl = np.int32(params[P_VIRTUAL_LOSS])
+    half_points = np.int64(round(2.0 * score))
     mover = root_color
     for i in range(depth + 1):
         if path_nodes[i] >= 0:
@@ -517,6 +558,7 @@ def backup(tree, path_nodes, path_edges, depth, root_color, winner, params):
         if i == depth:
             break
         e = path_edges[i]
+        atomic_add(tree.edge_score_sum, e, half_points if mover == bd.BLACK else -half_points)
         atomic_add(tree.edge_wins, e, _half_points(winner, mover))
         atomic_add(tree.edge_visits, e, 1)
         atomic_add(tree.edge_virtual, e, -vl)
@@ -555,17 +597,17 @@ def backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record,
 
 @njit(cache=True, nogil=True)
 def playout_winner(b, policy, rng, komi, record, ladder):
-    """Play b out with the default policy; return (winner, moves): BLACK, WHITE or 0 for a
-    jigo, and the number of playout moves written into record (ladder: the ladder reader's
-    scratch)."""
+    """Play b out with the default policy; return (winner, moves, score): BLACK, WHITE or 0
+    for a jigo, the number of playout moves written into record (ladder: the ladder reader's
+    scratch) and Black's area score less komi."""
     size = b.info[bd.SIZE]
     moves = po.run_playout(b, policy, rng, 3 * size * size, record, ladder)
     score = bd.area_score(b, komi)
     if score > 0:
-        return bd.BLACK, moves
+        return bd.BLACK, moves, score
     if score < 0:
-        return bd.WHITE, moves
-    return 0, moves
+        return bd.WHITE, moves, score
+    return 0, moves, score
 
 
 @njit(cache=True, nogil=True)
@@ -586,9 +628,9 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
     if request[0] > 0:
         bd.copy_into(leaf_board, scratch)
         request[1] = depth
-    winner, moves = playout_winner(scratch, policy, rng, params[P_KOMI], record, ladder)
+    winner, moves, score = playout_winner(scratch, policy, rng, params[P_KOMI], record, ladder)
     root_color = root_board.info[bd.TO_PLAY]
-    backup(tree, path_nodes, path_edges, depth, root_color, winner, params)
+    backup(tree, path_nodes, path_edges, depth, root_color, winner, score, params)
     if policy.rates[po.R_REPLY] > 0:
         learn_from_playout(tree, path_edges, depth, record, moves, root_color, winner, policy,
                            sequence)
@@ -642,6 +684,33 @@ def decided(tree, root, params, budget):
     return best - second > budget - done
 
 
+@njit(**bd.NO_ALLOC)
+def root_mean_score(tree, root):
+    """Return the mean final playout score through the root's edges for the side to move
+    at the root, and the playouts it averages (0 before any)."""
+    if tree.node_state[root] != EXPANDED:
+        return 0.0, 0
+    half_points = 0
+    visits = 0
+    first = tree.node_first[root]
+    for e in range(first, first + tree.node_count[root]):
+        half_points += tree.edge_score_sum[e]
+        visits += tree.edge_visits[e]
+    return (0.5 * half_points / visits if visits > 0 else 0.0), visits
+
+
+@njit(**bd.NO_ALLOC)
+def follow_score_center(tree, root, params, root_color):
+    """With a score utility, move its center (Black's expected score) to the root's mean
+    playout score so far: the utility then measures each move against what the position
+    is worth now. Called by the workers every DECIDED_CHECK_EVERY steps, so that one thread
+    with a seed still repeats its moves."""
+    if params[P_SCORE_WEIGHT] > 0:
+        mean, visits = root_mean_score(tree, root)
+        if visits > 0:
+            params[P_SCORE_CENTER] = mean if root_color == bd.BLACK else -mean
+
+
 @njit(cache=True, nogil=True)
 def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, stop):
     """Run search steps without the network until `budget` playouts are claimed or stop[0]
@@ -659,8 +728,10 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
                            record, first_color, sequence, ladder):
             break
         done += 1
-        if done % DECIDED_CHECK_EVERY == 0 and decided(tree, root, params, budget):
-            stop[0] = STOP_DECIDED
+        if done % DECIDED_CHECK_EVERY == 0:
+            follow_score_center(tree, root, params, root_board.info[bd.TO_PLAY])
+            if decided(tree, root, params, budget):
+                stop[0] = STOP_DECIDED
     return done
 
 
@@ -690,13 +761,14 @@ PV_MAX_MOVES = 20
 
 @dataclass
 class MoveStats:
-    """One root child: its move, visits, win rate for the mover, prior, and the principal
-    variation that starts with it (most visited replies; empty beyond the PV_CHILDREN
-    most visited children)."""
+    """One root child: its move, visits, win rate for the mover, prior, the mover's mean
+    playout score (area, komi counted), and the principal variation that starts with it (most
+    visited replies; empty beyond the PV_CHILDREN most visited children)."""
     point: int
     visits: int
     winrate: float
     prior: float
+    score: float = 0.0
     pv: list = field(default_factory=list)
 
 
@@ -710,6 +782,7 @@ class SearchResult:
     root_winrate: float   # for the side to move, over all playouts through the root's edges
     seconds: float
     stopped_by: str = "playouts"
+    root_score: float = 0.0   # the side to move's mean playout score, the same way
 
     @property
     def best(self):
@@ -795,9 +868,11 @@ class Search:
         self.server = None if evaluator is None else EvalServer(evaluator, self._on_priors)
         self._root_moves = None        # the game's move list (color, point) at the root
         self._root_setup = None
+        self._root_color = None        # the colour the root was searched for
         self._rngs = [po.new_rng(config.seed * 1000 + i + 1)
                       for i in range(max(1, config.threads))]
         self._params = None
+        self._score_center = 0.0    # Black's expected score where the last search left it
 
     def forget(self):
         """Empty the tree and the playout policy's learnt replies for a new game on the same
@@ -806,6 +881,7 @@ class Search:
         po.forget_replies(self.policy)
         self._root_moves = None
         self._root_setup = None
+        self._score_center = 0.0
 
     def close(self):
         """Stop the network server thread, if any."""
@@ -814,7 +890,10 @@ class Search:
 
     def _place_root(self, game):
         """Move the root to the game's position, reusing the subtree when the game went on
-        from the previous root by the moves recorded in between."""
+        from the previous root by the moves recorded in between, each by the colour the tree
+        expects there, and the side to move is the one the reached node was searched for (not
+        so for a genmove or analysis for the side not to move: the edges there are the other
+        side's moves)."""
         moves = list(game.moves)
         reuse_ok = (self._root_moves is not None and self._root_setup == game.setup
                     and moves[:len(self._root_moves)] == self._root_moves
@@ -822,15 +901,22 @@ class Search:
                     and self.tree.counters[C_EDGES] < self.config.max_edges // 2)
         node = self.root
         if reuse_ok:
-            for _, point in moves[len(self._root_moves):]:
-                node = find_child(self.tree, node, point) if point != bd.PASS else -1
+            mover = self._root_color
+            for color, point in moves[len(self._root_moves):]:
+                if color != mover or point == bd.PASS:
+                    node = -1
+                    break
+                node = find_child(self.tree, node, point)
+                mover = 3 - mover
                 if node < 0:
                     break
+            reuse_ok = mover == game.to_play
         if not reuse_ok or node < 0:
             node = reset_tree(self.tree)
         self.root = node
         self._root_moves = moves
         self._root_setup = list(game.setup)
+        self._root_color = game.to_play
 
     def _expand_root(self, game, board):
         """Expand the root with superko-violating moves left out (by the network's priors when
@@ -898,9 +984,11 @@ class Search:
         steps = 0
         while stop[0] == 0:
             steps += 1
-            if steps % DECIDED_CHECK_EVERY == 0 and decided(tree, self.root, params, budget):
-                stop[0] = STOP_DECIDED
-                break
+            if steps % DECIDED_CHECK_EVERY == 0:
+                follow_score_center(tree, self.root, params, board.info[bd.TO_PLAY])
+                if decided(tree, self.root, params, budget):
+                    stop[0] = STOP_DECIDED
+                    break
             request[0] = 0 if self.server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
                                budget, request, path_nodes, path_edges, allow_all, uniform,
@@ -930,7 +1018,9 @@ class Search:
         tree = self.tree
         tree.counters[C_PLAYOUTS_CLAIMED] = 0
         tree.counters[C_PLAYOUTS_DONE] = 0
-        params = self.config.as_array(game.rules.komi, net=self.server is not None)
+        params = self.config.as_array(game.rules.komi, net=self.server is not None,
+                                      size=game.size,
+                                      score_center=self._starting_score_center(game))
         self._params = params
         stop = np.zeros(1, np.int64)
         if self.server is None:
@@ -979,13 +1069,23 @@ class Search:
             release_claims(tree, np.array([tag[0] for tag in dropped], np.int64))
         if stopped_by is None:
             stopped_by = "decided" if stop[0] == STOP_DECIDED else "playouts"
+        self._score_center = float(params[P_SCORE_CENTER])
         return self.result(game, time.perf_counter() - started, stopped_by)
+
+    def _starting_score_center(self, game):
+        """Return Black's expected score where the score utility's center starts: the mean
+        playout score through the root as placed (a reused subtree's), else where the
+        previous search left it, else 0 (the workers move it as they go)."""
+        mean, visits = root_mean_score(self.tree, self.root)
+        if visits > 0:
+            return mean if game.to_play == bd.BLACK else -mean
+        return self._score_center
 
     def _time_verdict(self, elapsed, searching, move_time):
         """Return time_verdict for the root as it stands `elapsed` seconds into the move, of
         which the workers have run `searching` (the playout rate is theirs; none is known
         before DECIDED_MIN_PLAYOUTS)."""
-        _, visits, winrates, _ = self._root_stats()
+        _, visits, winrates, _, _ = self._root_stats()
         done = int(self.tree.counters[C_PLAYOUTS_DONE])
         rate = done / max(searching, 1e-9) if done >= DECIDED_MIN_PLAYOUTS else 0.0
         return time_verdict(elapsed, move_time, visits, winrates, rate, self.config.early_stop)
@@ -1010,18 +1110,21 @@ class Search:
 
     def _root_stats(self):
         """Return the root's edges as arrays: moves, visits, win rates for the mover (the
-        playouts' mixed with the network's values by value_weight, as the search sees them,
-        without RAVE) and priors; empty before the root is expanded."""
+        playouts' mixed with the network's values by value_weight, without RAVE and without
+        the score utility: the chances of winning, for reports and the pass and resign
+        rules), priors and the mover's mean playout scores; empty before the root is
+        expanded."""
         tree = self.tree
         if tree.node_state[self.root] != EXPANDED:
             empty = np.zeros(0, np.float64)
-            return np.zeros(0, np.int32), np.zeros(0, np.int32), empty, empty
+            return np.zeros(0, np.int32), np.zeros(0, np.int32), empty, empty, empty
         edges = slice(tree.node_first[self.root],
                       tree.node_first[self.root] + tree.node_count[self.root])
         # Workers add wins before visits: reading the wins first keeps a snapshot taken while
         # they run at most a few wins ahead of the visits.
         wins = tree.edge_wins[edges].copy()
         value_wins = tree.edge_value_wins[edges].copy()
+        score_sums = tree.edge_score_sum[edges].copy()
         visits = tree.edge_visits[edges].copy()
         evaluations = tree.edge_value_visits[edges].copy()
         seen = np.maximum(visits, 1)
@@ -1032,20 +1135,22 @@ class Search:
                 np.maximum(evaluations, 1).astype(np.float64) * VALUE_SCALE))
             mixed = (1.0 - value_weight) * winrates + value_weight * values
             winrates = np.where((visits > 0) & (evaluations > 0), mixed, winrates)
+        scores = np.where(visits > 0, 0.5 * score_sums / seen, 0.0)
         return (tree.edge_move[edges].copy(), visits, winrates,
-                tree.edge_prior[edges].astype(np.float64))
+                tree.edge_prior[edges].astype(np.float64), scores)
 
     def result(self, game, seconds=0.0, stopped_by="playouts"):
         """Return the root's statistics as a SearchResult (win rates as _root_stats gives
         them)."""
-        moves, visits, winrates, priors = self._root_stats()
-        children = [MoveStats(int(m), int(v), float(w), float(p))
-                    for m, v, w, p in zip(moves, visits, winrates, priors)]
+        moves, visits, winrates, priors, scores = self._root_stats()
+        children = [MoveStats(int(m), int(v), float(w), float(p), float(s))
+                    for m, v, w, p, s in zip(moves, visits, winrates, priors, scores)]
         children.sort(key=lambda m: (m.visits, m.winrate), reverse=True)
         for m in children[:PV_CHILDREN]:
             if m.visits > 0:
                 m.pv = self.principal_variation(m.point)
         total = sum(m.visits for m in children)
         winrate = sum(m.winrate * m.visits for m in children) / total if total else 0.5
+        score = sum(m.score * m.visits for m in children) / total if total else 0.0
         return SearchResult(children, int(self.tree.counters[C_PLAYOUTS_DONE]), winrate, seconds,
-                            stopped_by)
+                            stopped_by, score)

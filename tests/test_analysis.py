@@ -152,11 +152,14 @@ def test_kata_analyze_streams_fractions_and_ownership_from_the_top_left_for_the_
         info, own = line.split(" ownership ")
         for chunk in info[len("info "):].split(" info "):
             tokens = chunk.split()
-            fields = dict(zip(tokens[:10:2], tokens[1:10:2]))
-            assert list(fields) == ["move", "visits", "winrate", "prior", "order"]
-            assert tokens[10] == "pv" and tokens[11] == fields["move"]
+            fields = dict(zip(tokens[:14:2], tokens[1:14:2]))
+            assert list(fields) == ["move", "visits", "winrate", "scoreMean", "scoreLead",
+                                    "prior", "order"]
+            assert tokens[14] == "pv" and tokens[15] == fields["move"]
             assert "." in fields["winrate"] and 0 <= float(fields["winrate"]) <= 1
             assert "." in fields["prior"] and 0 <= float(fields["prior"]) <= 1
+            # Equal walls: Black, to move, trails by the komi less the tempo.
+            assert float(fields["scoreMean"]) == float(fields["scoreLead"]) < 0
         values = [float(v) for v in own.split()]
         assert len(values) == 81 and all(-1 <= v <= 1 for v in values)
         assert min(values[:18]) > 0.5 and max(values[-18:]) < -0.5   # rows 9-8 black's
@@ -165,6 +168,7 @@ def test_kata_analyze_streams_fractions_and_ownership_from_the_top_left_for_the_
                           for y in range(8, -1, -1) for x in range(9)]
     white = run_analysis(e, "kata-analyze w 10 ownership true")[-1]
     assert [-float(v) for v in white.split(" ownership ")[1].split()] == values
+    assert all(float(entry.split()[0]) > 0 for entry in white.split(" scoreLead ")[1:])
     plain = run_analysis(e, "kata-analyze 10")
     assert all(line.startswith("info move ") and "ownership" not in line for line in plain)
     assert len(e.game.moves) == 18

@@ -306,6 +306,22 @@ def test_network_flags_without_the_network_are_refused(flags, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flags", [["--score-weight", "1.5"], ["--score-weight", "-0.1"],
+                                   ["--score-scale", "0"], ["--score-scale", "inf"],
+                                   ["--score-scale", "nan"]])
+def test_score_flags_out_of_range_are_refused(flags, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        gtp_main.build_parser().parse_args(flags)
+    assert exit_info.value.code == 2
+    assert flags[0] in capsys.readouterr().err
+
+
+def test_score_flags_reach_the_search():
+    args = gtp_main.build_parser().parse_args(["--score-weight", "0.2", "--score-scale", "0.3"])
+    search = gtp_main.player_config(args).search
+    assert (search.score_weight, search.score_scale) == (0.2, 0.3)
+
+
 def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(tmp_path):
     from nets import model as nm
     parser = gtp_main.build_parser()

@@ -253,7 +253,7 @@ def test_selection_at_a_fresh_node_follows_the_heuristic_prior():
     """)
     tree, root = expanded_root(game)
     params = SearchConfig(noise=0.0, rave_bias=-1.0).as_array(7.0)
-    edge = select_edge(tree, root, params, po.new_rng(1))
+    edge = select_edge(tree, root, params, po.new_rng(1), bd.BLACK)
     assert game.vertex(int(tree.edge_move[edge])) == "G4"   # the only way out of the atari
 
 
@@ -324,22 +324,22 @@ def puct_root(priors, wins_visits=()):
 def test_puct_follows_the_prior_until_the_results_disagree():
     from engine.search import select_edge
     tree, root, params = puct_root([0.2, 0.7, 0.1])
-    assert select_edge(tree, root, params, po.new_rng(1)) == 1
+    assert select_edge(tree, root, params, po.new_rng(1), bd.BLACK) == 1
     # A favourite that loses every playout gives way; the next by prior is tried.
     tree, root, params = puct_root([0.2, 0.7, 0.1], [(0, 0), (0, 40)])
-    assert select_edge(tree, root, params, po.new_rng(1)) == 0
+    assert select_edge(tree, root, params, po.new_rng(1), bd.BLACK) == 0
     # A modest lead in win rate does not beat a much stronger prior at few visits.
     tree, root, params = puct_root([0.1, 0.9], [(12, 10), (10, 10)])
-    assert select_edge(tree, root, params, po.new_rng(1)) == 1
+    assert select_edge(tree, root, params, po.new_rng(1), bd.BLACK) == 1
 
 
 def test_value_weight_mixes_the_network_into_the_win_rate():
     from engine.search import VALUE_SCALE, edge_winrate
     tree, _, _ = puct_root([1.0], [(20, 20)])           # playouts: 50%
     tree.edge_value_visits[0], tree.edge_value_wins[0] = 4, 4 * VALUE_SCALE   # the net: 100%
-    assert edge_winrate(tree, 0, 20, -1.0, 0.0) == pytest.approx(0.5)
-    assert edge_winrate(tree, 0, 20, -1.0, 0.5) == pytest.approx(0.75)
-    assert edge_winrate(tree, 0, 20, -1.0, 1.0) == pytest.approx(1.0)
+    assert edge_winrate(tree, 0, 20, -1.0, 0.0, 0.0, 0.0, 1.0) == pytest.approx(0.5)
+    assert edge_winrate(tree, 0, 20, -1.0, 0.5, 0.0, 0.0, 1.0) == pytest.approx(0.75)
+    assert edge_winrate(tree, 0, 20, -1.0, 1.0, 0.0, 0.0, 1.0) == pytest.approx(1.0)
 
 
 def test_decided_once_no_other_move_can_catch_up():
@@ -421,3 +421,70 @@ def test_a_timed_search_says_what_stopped_it():
     stop = threading.Event()
     stop.set()
     assert search.run(game, 10 ** 8, stop_event=stop).stopped_by == "interrupted"
+
+
+def test_a_root_searched_for_one_colour_is_not_reused_for_the_other():
+    game = Game(9)
+    game.play(bd.BLACK, game.parse_vertex("E5"))
+    search = Search(SearchConfig(seed=5, early_stop=False), 9)
+    search.run(game, 300)                    # White to move
+    game.to_play = bd.BLACK                  # the same moves, asked for the side not to move
+    search.run(game, 200)
+    assert search.tree.node_visits[search.root] == 200
+    search.run(game, 100)                    # asked again for Black: reused
+    assert search.tree.node_visits[search.root] == 300
+
+
+def test_backup_adds_the_final_score_for_each_mover():
+    from engine.search import backup, new_tree, reset_tree
+    tree = new_tree(10, 10)
+    reset_tree(tree)
+    path_nodes = np.array([0, -1, -1, -1], np.int32)
+    path_edges = np.array([0, 1, 2], np.int32)
+    params = SearchConfig().as_array(7.5)
+    backup(tree, path_nodes, path_edges, 3, bd.BLACK, bd.BLACK, 10.5, params)
+    backup(tree, path_nodes, path_edges, 3, bd.BLACK, bd.WHITE, -3.5, params)
+    assert tree.edge_score_sum[:3].tolist() == [14, -14, 14]     # half points: +7 for Black
+
+
+def test_score_weight_mixes_the_score_utility_into_the_win_rate():
+    from engine.search import edge_winrate
+    tree, _, _ = puct_root([1.0], [(20, 10)])           # playouts: 100% won
+    tree.edge_score_sum[0] = 2 * 10 * 4                 # by 4 points on average
+    assert edge_winrate(tree, 0, 10, -1.0, 0.0, 0.0, 4.0, 2.0) == pytest.approx(1.0)
+    # At the expected score the utility is 0.5; a point less costs a little, more gains.
+    assert edge_winrate(tree, 0, 10, -1.0, 0.0, 0.5, 4.0, 2.0) == pytest.approx(0.75)
+    below = edge_winrate(tree, 0, 10, -1.0, 0.0, 0.5, 6.0, 2.0)
+    above = edge_winrate(tree, 0, 10, -1.0, 0.0, 0.5, 2.0, 2.0)
+    assert 0.5 < below < 0.75 < above < 1.0
+    assert below + above == pytest.approx(1.5)
+
+
+# Black wins this 7x7 game whatever happens (komi -10.5). D3 captures two white stones in
+# atari that White would otherwise connect out with D3: about 3 points more for Black.
+WON_WITH_A_CAPTURE_LEFT = """
+  A B C D E F G
+7 . X . . X . .
+6 X X X X X X X
+5 X X X O X X X
+4 X X X O X X X
+3 O O O . O O O
+2 O O O O O O O
+1 . O . . O . O
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_score_weight_takes_the_bigger_move_when_every_move_wins(seed):
+    shares = {}
+    for weight in (0.0, 0.3):
+        game = game_from_diagram(WON_WITH_A_CAPTURE_LEFT, komi=-10.5)
+        search = Search(SearchConfig(seed=seed, score_weight=weight, early_stop=False), 7)
+        result = search.run(game, 2000)
+        capture = game.parse_vertex("D3")
+        stats = {m.point: m for m in result.children}
+        assert all(m.winrate > 0.95 for m in result.children if m.visits >= 20)
+        assert stats[capture].score == max(m.score for m in result.children if m.visits >= 20)
+        shares[weight] = stats[capture].visits / result.playouts
+    # Without the score all moves win and look alike; with it the capture gets the search.
+    assert shares[0.0] < 0.3 and shares[0.3] > 0.7
