@@ -115,7 +115,11 @@ def warm_up(engine, timeout=600.0):
     start = len(engine.lines)
     engine.send("lz-analyze b 10")
     engine.wait_line(lambda line: line.startswith("info move"), start)
-    engine.answer("name")
+    # The next command stops the stream, whose blank line ends it; the command's own answer
+    # comes after that and must be in before the caller marks where its lines begin.
+    engine.send("name")
+    named = engine.wait_line(lambda line: line.startswith("= darkgo"), start)
+    engine.wait_line(lambda line: line == "", named)
     deadline = time.monotonic() + timeout
     while "warm-up" in engine.stderr() and not any(
             "warm-up" in line and ("search ready" in line or "failed" in line)
