@@ -10,7 +10,8 @@ resignation or the move limit. With --ponder the engine ponders while the oppone
 Counts crashes (the engine process gone: it is restarted and the game lost), our illegal moves
 (a genmove the opponent refuses), the opponent's moves we refuse, and unreadable answers;
 reports the engine's resident memory after every game, the tree pool's high-water mark (from
-the search log lines) and the results. The last stdout line is one JSON object.
+the search log lines) and the results. The last stdout line is one JSON object; Ctrl-C (SIGINT)
+ends the run early and still prints it for the games finished ("interrupted": true).
 """
 import argparse
 import json
@@ -189,10 +190,13 @@ def main(argv=None):
     soak = Soak(flags, workdir)
     records = []
     started = time.monotonic()
+    interrupted = False
     try:
         for index in range(args.games):
             records.append(play_game(soak, args.opponent, index, args, workdir))
             print(json.dumps(records[-1]), flush=True)
+    except KeyboardInterrupt:   # a long soak stopped by hand reports the games it finished
+        interrupted = True
     finally:
         soak.close()
     nodes, edges = soak.tree_high_water(max_nodes)
@@ -201,6 +205,7 @@ def main(argv=None):
     result = {
         "benchmark": "soak", "games": len(records), "size": args.size,
         "rollouts": args.rollouts, "ponder": args.ponder, "analyze": args.analyze,
+        "interrupted": interrupted,
         "opponent": args.opponent, "engine_flags": " ".join(shlex.quote(f) for f in flags),
         "crashes": soak.crashes, "illegal_moves": sum(r["illegal"] for r in records),
         "refused_opponent_moves": sum(r["refused"] for r in records),
