@@ -91,6 +91,14 @@ class EngineProcess:
         end = self.wait_line(lambda line: line == "", start, timeout)
         return self.lines[start:end]
 
+    def stop_stream(self, start, timeout=600.0):
+        """Stop the analysis stream whose lines begin at index start with a 'name' command and
+        return once that command's answer is in: it comes after the blank line that ends the
+        stream, so waiting for the first blank line alone would leave it to a later reader."""
+        self.send("name")
+        named = self.wait_line(lambda line: line == "= darkgo", start, timeout)
+        self.wait_line(lambda line: line == "", named, timeout)
+
     def close_stdout(self):
         """Stop reading and close our end of the engine's stdout, as a GUI that went away."""
         self._stop_reading = True
@@ -115,11 +123,7 @@ def warm_up(engine, timeout=600.0):
     start = len(engine.lines)
     engine.send("lz-analyze b 10")
     engine.wait_line(lambda line: line.startswith("info move"), start)
-    # The next command stops the stream, whose blank line ends it; the command's own answer
-    # comes after that and must be in before the caller marks where its lines begin.
-    engine.send("name")
-    named = engine.wait_line(lambda line: line.startswith("= darkgo"), start)
-    engine.wait_line(lambda line: line == "", named)
+    engine.stop_stream(start)
     deadline = time.monotonic() + timeout
     while "warm-up" in engine.stderr() and not any(
             "warm-up" in line and ("search ready" in line or "failed" in line)

@@ -64,10 +64,8 @@ class Soak:
         start = len(engine.lines)
         engine.send(f"lz-analyze {colour} 10")
         time.sleep(seconds)
-        engine.send("name")
         try:
-            named = engine.wait_line(lambda line: line == "= darkgo", start, 60)
-            engine.wait_line(lambda line: line == "", named, 60)
+            engine.stop_stream(start, 60)
         except TimeoutError as exc:
             raise EngineGone(str(exc)) from None
 
