@@ -187,11 +187,6 @@ def build_parser():
     p.add_argument("--symmetries", type=int, choices=(1, 8),
                    help="network evaluations averaged over 1 or all 8 board symmetries; "
                         "default 8 with --policy-only, 1 in the search")
-    p.add_argument("--root-symmetries", type=int, choices=(1, 8),
-                   default=SearchConfig.root_symmetries,
-                   help="the search root's network priors averaged over 1 or all 8 board "
-                        "symmetries (one evaluation per move, so 8 costs little); default "
-                        f"{SearchConfig.root_symmetries}")
     p.add_argument("--prior-eqex", type=prior_playouts, default=SearchConfig.prior_eqex,
                    help="without the network: playouts' worth of each heuristic prior "
                         "(capture, escape, pattern, nearness, self-atari, lines) given to new "
@@ -398,7 +393,6 @@ def player_config(args):
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
                           score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
-                          root_symmetries=args.root_symmetries,
                           early_stop=args.early_stop,
                           deterministic=args.deterministic,
                           policy=PolicyConfig(reply=args.lgrf))

@@ -102,7 +102,6 @@ class SearchConfig:
     prior_eqex: int = 10           # playouts' worth of each heuristic prior without the net
     net_prior_eqex: int = 0        # the same with the net
     net_expand_visits: int = 4
-    root_symmetries: int = 1       # the root's priors averaged over this many symmetries
     top_k: int = 10
     top_cumulative: float = 0.95
     root_top_k: int = 25
@@ -358,16 +357,6 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
     tree.node_count[node] = n
     atomic_cas(tree.node_state, node, EXPANDING, EXPANDED)
     return True
-
-
-def set_priors(tree, node, priors):
-    """Give an expanded node's edges the priors of their moves (indexed by board point),
-    renormalised over the edges; all zero leaves the node's priors as they were."""
-    first, count = tree.node_first[node], tree.node_count[node]
-    moves = tree.edge_move[first:first + count]
-    total = float(priors[moves].sum())
-    if total > 0:
-        tree.edge_prior[first:first + count] = priors[moves] / total
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -931,19 +920,13 @@ class Search:
 
     def _expand_root(self, game, board):
         """Expand the root with superko-violating moves left out (by the network's priors when
-        there is one); a reused root that offers such a move is searched afresh. With the
-        network the root's priors come from root_symmetries evaluations (one position per
-        move, so averaging all 8 is cheap): a reused root keeps its moves and their
-        statistics and takes these priors instead of the ones its leaf expansion had."""
+        there is one); a reused root that offers such a move is searched afresh."""
         tree = self.tree
         color = game.to_play
-        priors = None if self.server is None else self._root_priors(board)
         if tree.node_state[self.root] == EXPANDED:
             first, count = tree.node_first[self.root], tree.node_count[self.root]
             if not any(game.repeats_position(int(tree.edge_move[e]), color)
                        for e in range(first, first + count)):
-                if priors is not None:
-                    set_priors(tree, self.root, priors)
                 return
             self.root = reset_tree(tree)
         allowed = np.zeros(board.stones.shape[0], np.bool_)
@@ -954,19 +937,15 @@ class Search:
                    1 << 30, 2.0, self.policy.patterns, np.int32(self.config.prior_eqex),
                    new_ladder_scratch(board.stones.shape[0]))
         else:
+            try:
+                priors = self.server.evaluate_now([board])[0][0]
+            except Exception:
+                log.exception("network evaluation of the root failed; uniform priors instead")
+                priors = np.zeros(allowed.shape[0], np.float32)
             _, root_top_k, cumulative = self.config.breadth()
             expand(tree, self.root, board, allowed, priors, root_top_k, cumulative,
                    self.policy.patterns, np.int32(self.config.net_prior_eqex),
                    new_ladder_scratch(board.stones.shape[0]))
-
-    def _root_priors(self, board):
-        """Return the network's priors for the root position (uniform, all zero, if the
-        evaluation fails)."""
-        try:
-            return self.server.evaluate_now([board], self.config.root_symmetries)[0][0]
-        except Exception:
-            log.exception("network evaluation of the root failed; uniform priors instead")
-            return np.zeros(board.stones.shape[0], np.float32)
 
     def _on_priors(self, tag, priors, value):
         """Server callback: expand the claimed leaf with the network's priors and back its

@@ -367,14 +367,12 @@ class Policy:
         return self.model.value is not None
 
     @torch.inference_mode()
-    def evaluate(self, boards, colors=None, ownership=False, komi=0.0, value=False,
-                 symmetries=None):
+    def evaluate(self, boards, colors=None, ownership=False, komi=0.0, value=False):
         """Return priors float32 [B, N*N] (index y*N+x, 0 on illegal points, rows sum to 1);
         with ownership=True also ownership float32 [B, N*N] in [-1, 1] for the side to move
         (None if the net has no ownership head), with value=True also the value float32 [B]
         in [-1, 1] for the side to move under komi (None without a value head), in that
-        order. colors default to each board's TO_PLAY; symmetries (1 or 8) overrides the
-        evaluator's own for this call."""
+        order. colors default to each board's TO_PLAY."""
         if colors is None:
             colors = [int(b.info[bd.TO_PLAY]) for b in boards]
         x = feat.extract(boards, colors, self.rank, self.edge)
@@ -385,8 +383,7 @@ class Policy:
         mt = torch.from_numpy(mask).to(self.device)
         kt = torch.from_numpy(komi_for(colors, komi)).to(self.device)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-            logp, own, val = symmetric_forward(self.model, xt, mt,
-                                               symmetries or self.symmetries, kt)
+            logp, own, val = symmetric_forward(self.model, xt, mt, self.symmetries, kt)
         priors = logp.exp().float().cpu().numpy()
         priors[empty] = 0.0
         out = [priors]
@@ -400,12 +397,10 @@ class Policy:
         """Return float32 [B, S] priors indexed by engine point (0 off the board)."""
         return self.point_evaluate(boards, colors)[0]
 
-    def point_evaluate(self, boards, colors=None, komi=0.0, symmetries=None):
+    def point_evaluate(self, boards, colors=None, komi=0.0):
         """Return (priors float32 [B, S] indexed by engine point, 0 off the board; values
-        float32 [B] for the side to move under komi, or None without a value head), averaged
-        over `symmetries` (default the evaluator's own)."""
-        priors, values = self.evaluate(boards, colors, komi=komi, value=True,
-                                       symmetries=symmetries)
+        float32 [B] for the side to move under komi, or None without a value head)."""
+        priors, values = self.evaluate(boards, colors, komi=komi, value=True)
         n = int(boards[0].info[bd.SIZE])
         out = np.zeros((len(boards), (n + 2) ** 2), np.float32)
         out[:, feat.index_to_point(np.arange(n * n), n)] = priors

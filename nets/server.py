@@ -41,10 +41,10 @@ class EvalServer:
         thread."""
         self._queue.put((tag, board))
 
-    def evaluate_now(self, boards, symmetries=None):
+    def evaluate_now(self, boards):
         """Return (priors, values or None) for boards at once, on the caller's thread (the
-        root, say), averaged over `symmetries` (default the evaluator's own)."""
-        return self.policy.point_evaluate(boards, komi=self.komi, symmetries=symmetries)
+        root, say)."""
+        return self.policy.point_evaluate(boards, komi=self.komi)
 
     def cancel_pending(self):
         """Drop the requests not yet taken, wait for the batch in flight, and return the dropped

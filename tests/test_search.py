@@ -122,7 +122,7 @@ def tiny_evaluator(fail=False):
     from nets.model import Policy, PolicyNet, make_config
     policy = Policy(model=PolicyNet(make_config("tiny")), device="cpu")
     if fail:
-        def broken(boards, colors=None, komi=0.0, symmetries=None):
+        def broken(boards, colors=None, komi=0.0):
             raise RuntimeError("no network today")
         policy.point_evaluate = broken
     return policy
@@ -150,45 +150,6 @@ def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads,
         for node in tree_nodes(search):
             if search.tree.node_state[node] == EXPANDED and node != search.root:
                 assert search.tree.node_count[node] <= top_k
-    finally:
-        search.close()
-
-
-def root_edge_priors(search):
-    """Return {move: prior} of the search root's edges."""
-    tree, root = search.tree, search.root
-    first, count = tree.node_first[root], tree.node_count[root]
-    return {int(tree.edge_move[e]): float(tree.edge_prior[e]) for e in range(first, first + count)}
-
-
-@pytest.mark.parametrize("root_symmetries", [1, 8])
-def test_a_reused_root_takes_its_priors_from_root_symmetries(root_symmetries):
-    evaluator = tiny_evaluator()
-    search = Search(SearchConfig(seed=3, early_stop=False, root_symmetries=root_symmetries,
-                                 deterministic=True),
-                    9, evaluator=evaluator)
-    try:
-        game = Game(9)
-        game.play(bd.BLACK, game.parse_vertex("C3"))
-        result = search.run(game, 300)
-        game.play(bd.WHITE, result.best.point)
-        reached = find_child(search.tree, search.root, result.best.point)
-        assert search.tree.node_state[reached] == EXPANDED   # evaluated as a leaf: 1 symmetry
-        search.run(game, 50)
-        assert search.root == reached
-
-        def normalised(symmetries):
-            priors = evaluator.point_evaluate([game.board], [game.to_play], game.rules.komi,
-                                              symmetries)[0][0]
-            total = sum(float(priors[m]) for m in root_edge_priors(search))
-            return {m: float(priors[m]) / total for m in root_edge_priors(search)}
-
-        expected = normalised(root_symmetries)
-        assert all(abs(p - expected[m]) < 1e-5 for m, p in root_edge_priors(search).items())
-        # The untrained net is far from symmetric: one evaluation and the 8-fold mean differ.
-        single = normalised(1)
-        differs = max(abs(p - single[m]) for m, p in root_edge_priors(search).items())
-        assert (differs > 1e-4) == (root_symmetries == 8)
     finally:
         search.close()
 
