@@ -429,6 +429,19 @@ def hold_pondering_for(engine, warmup):
     return thread
 
 
+def compiler_command(args):
+    """Return the command of a process that compiles what these flags will run into the
+    cache (the background warm-up's compiler process): this program's --warm-up, with the
+    network on the CPU (compiled code does not depend on the device)."""
+    command = [sys.executable, os.path.abspath(__file__), "--warm-up", "--threads", "1",
+               "--device", "cpu", "--log-level", "warning"]
+    if args.net == "none":
+        command += ["--net", "none"]
+    elif args.weights is not None:
+        command += ["--weights", os.path.abspath(args.weights)]
+    return command
+
+
 def warm_up(config, evaluator):
     """Compile every kind of move into the on-disk cache: search with the network (when
     there is one) and without, network moves, scoring; return the exit status (1 if a stage
@@ -452,14 +465,17 @@ def main(argv=None):
     except OSError as exc:
         print(f"{parser.prog}: cannot open log file: {exc}", file=sys.stderr)
         return 2
+    warmup = None
     try:
         check_network_flags(args)
         config = player_config(args)
         # Compiling starts at once, in the background, while torch and the weights load:
         # the warm-up's first stage needs no network.
-        warmup = None if args.warm_up else Warmup(config).start()
+        warmup = None if args.warm_up else Warmup(config, compiler_command(args)).start()
         evaluator = load_evaluator(args)
     except ValueError as exc:
+        if warmup is not None:
+            warmup.stop_compiler()
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2
     log_thread_plan(args, evaluator)

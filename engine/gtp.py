@@ -250,8 +250,11 @@ class GtpEngine:
         self.stop()
 
     def close(self):
-        """Stop the threads the player keeps (the network server); the engine is done."""
+        """Stop the threads the player keeps (the network server) and the warm-up's compiler
+        process; the engine is done."""
         self.player.search.close()
+        if self.player.warmup is not None:
+            self.player.warmup.stop_compiler()
 
     def _search_stop(self):
         """Return the stop event for a move's search: a stop(), or quit or the end of input

@@ -14,9 +14,19 @@ ends, so that a timed genmove arriving meanwhile can use what is ready (Player.e
 
 gtp_main starts one on a thread before it serves GTP (setup commands are answered meanwhile),
 and `gtp_main.py --warm-up` runs one in the foreground and exits, to fill the cache at install.
+
+Compiling holds the GIL for seconds at a time (LLVM optimises a big function without releasing
+it), so a compile on the serving process's thread stalls the GTP loop: a move's clock runs on
+while its answer waits. When the cache lacks the search, the serving process therefore hands
+the long part to a compiler process (`gtp_main.py --warm-up`, which fills the same cache) and
+loads what it wrote: its own "rules" and "net" stages still compile in-process (they are short
+and needed first), its "search" stage waits for the compiler and then only loads.
 """
 import io
 import logging
+import os
+import pathlib
+import subprocess
 import threading
 import time
 from dataclasses import replace
@@ -57,10 +67,14 @@ SEARCH_SESSION = (
 class Warmup:
     """Compiles, or loads from the cache, the jitted code of every command, stage by stage."""
 
-    def __init__(self, config):
+    def __init__(self, config, compiler=None):
         """config: the engine's PlayerConfig. The network comes later, by use(): the "rules"
-        stage runs while it loads."""
+        stage runs while it loads. compiler: the command (argv) of a process that fills the
+        compile cache, run from the start when search_cached() says the cache lacks the
+        search; the "search" stage waits for it to end."""
         self.config = config
+        self.compiler = compiler
+        self._compiler_process = None
         self.evaluator = None
         self.seconds = {}             # stage -> seconds it took
         self.failed = False           # a stage raised (logged); the rest compiles when used
@@ -89,7 +103,9 @@ class Warmup:
         return (self._finished if stage is None else self._done[stage]).wait(timeout)
 
     def start(self):
-        """Run the stages on a daemon thread; return self."""
+        """Start the compiler process if the cache needs it, and run the stages on a daemon
+        thread; return self."""
+        self._start_compiler()
         threading.Thread(target=self.run, name="warmup", daemon=True).start()
         return self
 
@@ -109,17 +125,42 @@ class Warmup:
                 engines.append(self._engine(self.evaluator))
                 self._stage("net", engines[-1], started)
             self._done["net"].set()
+            self._wait_for_compiler(started)
             self._stage("search", engines[-1], started)
         except Exception:
             self.failed = True
             log.exception("warm-up failed; what it did not reach compiles when first used")
         finally:
+            self.stop_compiler()
             for engine in engines:
                 engine.player.search.close()
             for event in self._done.values():
                 event.set()
             self._finished.set()
         return time.perf_counter() - started
+
+    def _start_compiler(self):
+        if self.compiler is None or search_cached():
+            return
+        log.info("warm-up: compiling the search in a separate process")
+        self._compiler_process = subprocess.Popen(self.compiler, stdin=subprocess.DEVNULL,
+                                                  stdout=subprocess.DEVNULL,
+                                                  stderr=subprocess.DEVNULL)
+
+    def _wait_for_compiler(self, started):
+        process = self._compiler_process
+        if process is None:
+            return
+        status = process.wait()
+        log.info("warm-up: compiler process ended with status %d after %.1f s", status,
+                 time.perf_counter() - started)
+
+    def stop_compiler(self):
+        """End the compiler process, if one is still running (the engine is leaving)."""
+        process = self._compiler_process
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
 
     def _stage(self, stage, engine, started):
         t = time.perf_counter()
@@ -155,3 +196,9 @@ class Warmup:
 
     def _search(self, engine):
         self._session(engine, SEARCH_SESSION)
+
+
+def search_cached():
+    """Return True when numba's cache (NUMBA_CACHE_DIR) holds the search's compiled code."""
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    return bool(folder) and any(pathlib.Path(folder).glob("*/search.search_step-*.nbi"))

@@ -16,6 +16,7 @@ from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import player as pl
 from engine import warmup as wu
+from engine.gtp import GtpEngine
 from engine.player import Player, PlayerConfig, quick_move
 from engine.search import SearchConfig
 
@@ -54,7 +55,8 @@ def test_setup_commands_are_answered_and_a_timed_genmove_played_while_the_warm_u
         monkeypatch, capsys):
     made = []
 
-    def held(config):
+    def held(config, compiler):
+        assert compiler[1:3] == [os.path.join(ROOT, "gtp_main.py"), "--warm-up"]
         made.append(HeldWarmup(config))
         return made[-1]
     monkeypatch.setattr(gtp_main, "Warmup", held)
@@ -143,6 +145,68 @@ def test_pondering_starts_only_after_the_warm_up():
     warmup.gate.set()
     resume.join()
     assert engine.ponder
+
+
+class SearchlessWarmup(wu.Warmup):
+    """A Warmup whose search stage only records whether the compiler process had ended."""
+
+    def _search(self, engine):
+        process = self._compiler_process
+        self.compiler_done_first = process is not None and process.poll() is not None
+
+
+def compiler_writing(path, seconds):
+    return [sys.executable, "-c",
+            f"import pathlib, time; time.sleep({seconds}); pathlib.Path({str(path)!r}).touch()"]
+
+
+def test_on_a_cold_cache_the_search_stage_waits_for_the_compiler_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    assert not wu.search_cached()
+    written = tmp_path / "compiled"
+    warmup = SearchlessWarmup(player().config, compiler_writing(written, 0.5)).use(None).start()
+    assert warmup.wait(timeout=120)
+    assert warmup.compiler_done_first and written.exists() and not warmup.failed
+
+
+def test_on_a_warm_cache_no_compiler_process_runs(tmp_path, monkeypatch):
+    index = tmp_path / "cache" / "engine_0123" / "search.search_step-613.py311.nbi"
+    index.parent.mkdir(parents=True)
+    index.touch()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    assert wu.search_cached()
+    written = tmp_path / "compiled"
+    warmup = SearchlessWarmup(player().config, compiler_writing(written, 0)).use(None).start()
+    assert warmup.wait(timeout=120)
+    assert warmup._compiler_process is None and not written.exists()
+
+
+def test_stop_compiler_ends_a_running_compiler_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    written = tmp_path / "compiled"
+    warmup = HeldWarmup(player().config)
+    warmup.compiler = compiler_writing(written, 60)
+    warmup.use(None).start()
+    try:
+        process = warmup._compiler_process
+        assert process.poll() is None
+        warmup.stop_compiler()
+        assert process.poll() is not None and not written.exists()
+    finally:
+        warmup.gate.set()
+
+
+def test_closing_the_engine_ends_the_compiler_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    engine = GtpEngine(player(), size=9)
+    warmup = HeldWarmup(engine.player.config)
+    warmup.compiler = compiler_writing(tmp_path / "compiled", 60)
+    engine.player.warmup = warmup.use(None).start()
+    try:
+        engine.close()
+        assert warmup._compiler_process.poll() is not None
+    finally:
+        warmup.gate.set()
 
 
 def test_quick_move_captures_the_largest_chain_in_atari():
