@@ -20,7 +20,8 @@ it), so a compile on the serving process's thread stalls the GTP loop: a move's 
 while its answer waits. When the cache lacks the search, the serving process therefore hands
 the long part to a compiler process (`gtp_main.py --warm-up`, which fills the same cache) and
 loads what it wrote: its own "rules" and "net" stages still compile in-process (they are short
-and needed first), its "search" stage waits for the compiler and then only loads.
+and needed first; the compiler process starts once the rules are compiled, so as not to slow
+them), its "search" stage waits for the compiler and then only loads.
 """
 import io
 import logging
@@ -70,11 +71,13 @@ class Warmup:
     def __init__(self, config, compiler=None):
         """config: the engine's PlayerConfig. The network comes later, by use(): the "rules"
         stage runs while it loads. compiler: the command (argv) of a process that fills the
-        compile cache, run from the start when search_cached() says the cache lacks the
-        search; the "search" stage waits for it to end."""
+        compile cache, run from the end of the "rules" stage when search_cached() says the
+        cache lacks the search; the "search" stage waits for it to end."""
         self.config = config
         self.compiler = compiler
         self._compiler_process = None
+        self._compiler_lock = threading.Lock()
+        self._compiler_stopped = False
         self.evaluator = None
         self.seconds = {}             # stage -> seconds it took
         self.failed = False           # a stage raised (logged); the rest compiles when used
@@ -103,9 +106,8 @@ class Warmup:
         return (self._finished if stage is None else self._done[stage]).wait(timeout)
 
     def start(self):
-        """Start the compiler process if the cache needs it, and run the stages on a daemon
-        thread; return self."""
-        self._start_compiler()
+        """Run the stages on a daemon thread (the compiler process, if the cache needs it,
+        from the end of the "rules" stage); return self."""
         threading.Thread(target=self.run, name="warmup", daemon=True).start()
         return self
 
@@ -120,6 +122,9 @@ class Warmup:
             # needs, so that gtp_main's main thread finds that ready.
             engines.append(self._engine(None))
             self._stage("rules", engines[-1], started)
+            # Not earlier: on a small machine the two compiles would share the CPU, and a
+            # genmove on a cold cache cannot answer before the rules are compiled.
+            self._start_compiler()
             self._evaluator_known.wait()
             if self.evaluator is not None:
                 engines.append(self._engine(self.evaluator))
@@ -140,12 +145,13 @@ class Warmup:
         return time.perf_counter() - started
 
     def _start_compiler(self):
-        if self.compiler is None or search_cached():
-            return
-        log.info("warm-up: compiling the search in a separate process")
-        self._compiler_process = subprocess.Popen(self.compiler, stdin=subprocess.DEVNULL,
-                                                  stdout=subprocess.DEVNULL,
-                                                  stderr=subprocess.DEVNULL)
+        with self._compiler_lock:
+            if self.compiler is None or self._compiler_stopped or search_cached():
+                return
+            log.info("warm-up: compiling the search in a separate process")
+            self._compiler_process = subprocess.Popen(self.compiler, stdin=subprocess.DEVNULL,
+                                                      stdout=subprocess.DEVNULL,
+                                                      stderr=subprocess.DEVNULL)
 
     def _wait_for_compiler(self, started):
         process = self._compiler_process
@@ -156,8 +162,11 @@ class Warmup:
                  time.perf_counter() - started)
 
     def stop_compiler(self):
-        """End the compiler process, if one is still running (the engine is leaving)."""
-        process = self._compiler_process
+        """End the compiler process, if one is running, and start none after this (the
+        engine is leaving)."""
+        with self._compiler_lock:
+            self._compiler_stopped = True
+            process = self._compiler_process
         if process is not None and process.poll() is None:
             process.kill()
             process.wait()

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -155,6 +156,14 @@ class SearchlessWarmup(wu.Warmup):
         self.compiler_done_first = process is not None and process.poll() is not None
 
 
+def started_compiler(warmup):
+    """Return the warm-up's compiler process once the rules stage has started it."""
+    deadline = time.monotonic() + 120
+    while warmup._compiler_process is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return warmup._compiler_process
+
+
 def compiler_writing(path, seconds):
     return [sys.executable, "-c",
             f"import pathlib, time; time.sleep({seconds}); pathlib.Path({str(path)!r}).touch()"]
@@ -181,6 +190,21 @@ def test_on_a_warm_cache_no_compiler_process_runs(tmp_path, monkeypatch):
     assert warmup._compiler_process is None and not written.exists()
 
 
+def test_the_compiler_process_starts_after_the_rules_and_never_after_a_stop(tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    warmup = HeldWarmup(player().config)
+    warmup.compiler = compiler_writing(tmp_path / "compiled", 60)
+    warmup.stop_compiler()
+    warmup.use(None).start()
+    try:
+        assert warmup.wait(timeout=120, stage="rules")
+        time.sleep(0.2)
+        assert warmup._compiler_process is None
+    finally:
+        warmup.gate.set()
+
+
 def test_stop_compiler_ends_a_running_compiler_process(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     written = tmp_path / "compiled"
@@ -188,7 +212,7 @@ def test_stop_compiler_ends_a_running_compiler_process(tmp_path, monkeypatch):
     warmup.compiler = compiler_writing(written, 60)
     warmup.use(None).start()
     try:
-        process = warmup._compiler_process
+        process = started_compiler(warmup)
         assert process.poll() is None
         warmup.stop_compiler()
         assert process.poll() is not None and not written.exists()
@@ -203,8 +227,9 @@ def test_closing_the_engine_ends_the_compiler_process(tmp_path, monkeypatch):
     warmup.compiler = compiler_writing(tmp_path / "compiled", 60)
     engine.player.warmup = warmup.use(None).start()
     try:
+        process = started_compiler(warmup)
         engine.close()
-        assert warmup._compiler_process.poll() is not None
+        assert process.poll() is not None
     finally:
         warmup.gate.set()
 
