@@ -39,6 +39,11 @@ MAX_LINE = 4096
 # Playouts one lz-analyze may run before it stops by itself: hours of analysis, far from the
 # int32 visit and half-point win counters' overflow.
 ANALYSIS_PLAYOUTS = 100_000_000
+# The analysis streams list a root move only with at least this share of the most visited
+# move's visits. Sabaki takes the largest win rate and score of all listed moves as the
+# position's, and a move with a few playouts has a win rate and a mean score far off its
+# true one (a 13-playout move's mean score read +25 where the best move's read +1.7).
+ANALYSIS_MIN_VISIT_SHARE = 0.1
 
 
 # Commands that write their own response, streaming it while they search.
@@ -789,9 +794,15 @@ class GtpEngine:
         out.flush()
 
     def _analyzed_moves(self, result):
-        """Yield (order, MoveStats, pv text) for the visited root moves, most visited first."""
-        for order, m in enumerate(result.children[:PV_CHILDREN]):
-            if m.visits == 0:
+        """Yield (order, MoveStats, pv text) for the root moves worth showing, most visited
+        first: those with at least ANALYSIS_MIN_VISIT_SHARE of the most visited move's
+        visits."""
+        children = result.children[:PV_CHILDREN]
+        if not children or children[0].visits == 0:
+            return
+        least = max(1, ANALYSIS_MIN_VISIT_SHARE * children[0].visits)
+        for order, m in enumerate(children):
+            if m.visits < least:
                 break
             yield order, m, " ".join(self.game.vertex(p) for p in m.pv)
 

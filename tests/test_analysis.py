@@ -6,7 +6,8 @@ import threading
 import gtp_main
 from engine import board as bd
 from engine.game import Game
-from engine.search import PV_CHILDREN, Search, SearchConfig
+from engine.gtp import ANALYSIS_MIN_VISIT_SHARE
+from engine.search import PV_CHILDREN, MoveStats, Search, SearchConfig, SearchResult
 
 
 
@@ -77,7 +78,24 @@ def test_lz_analyze_streams_info_lines_until_the_next_command():
             assert pv[0] == move
             assert replays_legally(e.game, pv, bd.WHITE)
     assert max(len(pv) for _, _, _, pv in parse_info(lines[-1])) >= 3
+    for line in lines:
+        visits = [v for _, v, _, _ in parse_info(line)]
+        assert min(visits) >= ANALYSIS_MIN_VISIT_SHARE * visits[0]
     assert len(e.game.moves) == 1         # analysis leaves the game as it was
+
+
+def test_analysis_lists_no_move_with_under_a_tenth_of_the_best_moves_visits():
+    # Sabaki reads the largest win rate and score of the listed moves as the position's: a
+    # move searched a few times, with its lucky 100%, must not be among them.
+    e = engine()
+    children = [MoveStats(e.game.parse_vertex(v), visits, winrate, 0.1, score)
+                for v, visits, winrate, score in [("E5", 1000, 0.55, 2.0), ("D4", 100, 0.5, 1.0),
+                                                  ("C3", 99, 1.0, 30.0), ("B2", 3, 1.0, 40.0)]]
+    result = SearchResult(children, 1202, 0.55, 1.0)
+    assert [move for move, _, _, _ in parse_info(e._lz_info(result))] == ["E5", "D4"]
+    assert " C3 " not in e._kata_info(result) and "order 1" in e._kata_info(result)
+    result.children = [MoveStats(e.game.parse_vertex("E5"), 0, 0.0, 0.5)]
+    assert e._lz_info(result) == ""
 
 
 def test_lz_genmove_analyze_streams_then_plays_the_move():
