@@ -1,4 +1,6 @@
 """PolicyNet shapes and masking, symmetric weight tying, weight files and the Policy evaluator."""
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -152,6 +154,27 @@ def test_load_refuses_corrupt_and_missing_files(tmp_path):
         nm.load_model(str(path))
     with pytest.raises(nm.WeightsError, match="no such"):
         nm.load_model(str(tmp_path / "missing.pt"))
+
+
+class _RunsCodeWhenLoaded:
+    """Pickles as a call to os.system: what a weights file from a stranger may hold."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def test_load_refuses_a_weights_file_that_runs_code_and_runs_none(tmp_path):
+    marker = tmp_path / "ran"
+    path = tmp_path / "w.pt"
+    payload = {"config": dict(nm.CONFIGS["cpu"]), "features": {}, "state_dict": {},
+               "meta": _RunsCodeWhenLoaded(marker)}
+    torch.save(payload, str(path))
+    with pytest.raises(nm.WeightsError, match="truncated or corrupt"):
+        nm.load_model(str(path))
+    assert not marker.exists()
 
 
 def test_policy_priors_on_engine_boards():
