@@ -25,7 +25,8 @@ from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, Respons
 _SCORE = re.compile(r"([BW])\+(\d+(?:\.\d*)?)$", re.IGNORECASE)
 _ROLE_NAME = {"b": "black", "w": "white", "referee": "referee"}
 # darkgo's stderr line after each genmove; other engines' logs simply give no comments.
-_SEARCH_LOG = re.compile(r"gtp INFO (\d+ playouts in [^;]*; win rate [\d.]+; top: [^;\n]*)")
+_SEARCH_LOG = re.compile(
+    r"gtp INFO (\d+ playouts in [^;]*; win rate [\d.]+; top: [^;\n]*(?:; pv [^;\n]*)?)")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -487,13 +487,14 @@ class GtpEngine:
             return
         top = ", ".join(f"{self.game.vertex(m.point)} {m.visits} {m.winrate:.3f}"
                         for m in result.children[:5])
+        pv = " ".join(self.game.vertex(p) for p in result.best.pv) or "-"
         search = self.player.search
         counters, config = search.tree.counters, search.config
         log.log(self.search_log_level,
-                "%d playouts in %.2fs (%.0f/s, stopped by %s); win rate %.3f; top: %s; tree %d "
-                "of %d nodes, %d of %d edges", result.playouts, result.seconds,
+                "%d playouts in %.2fs (%.0f/s, stopped by %s); win rate %.3f; top: %s; pv %s; "
+                "tree %d of %d nodes, %d of %d edges", result.playouts, result.seconds,
                 result.playouts / max(result.seconds, 1e-9), result.stopped_by,
-                result.root_winrate, top,
+                result.root_winrate, top, pv,
                 counters[C_NODES], config.max_nodes, counters[C_EDGES], config.max_edges)
 
     def cmd_genmove(self, args):

@@ -51,7 +51,7 @@ for line in sys.stdin:
         if args.log_search:
             sys.stderr.write(f"2026-01-01 00:00:00,000 gtp INFO {len(moves)} playouts in 0.10s "
                              f"(10/s); win rate 0.600; top: {answer.upper()} 9 0.610, B2 1 0.5; "
-                             "tree 5 of 10 nodes, 4 of 20 edges\n")
+                             f"pv {answer.upper()} D4; tree 5 of 10 nodes, 4 of 20 edges\n")
             sys.stderr.flush()
     elif cmd == "final_score":
         answer = args.score

@@ -206,3 +206,18 @@ def test_analysis_arguments_take_lz_and_kata_key_value_pairs():
         out = io.StringIO()
         e.handle_line(command + "\n", out)
         assert out.getvalue() == "? syntax error\n\n"
+
+
+def test_the_search_line_logged_after_genmove_carries_the_principal_variation(caplog):
+    """The match runner copies this line into the saved game's comment on the move."""
+    from benchmarks.match import _SEARCH_LOG
+    e = engine()
+    with caplog.at_level("INFO", logger="gtp"):
+        e.handle_line("genmove b\n", io.StringIO())
+    move = e.game.vertex(e.game.moves[-1][1])
+    lines = [f"{r.name} {r.levelname} {r.getMessage()}" for r in caplog.records
+             if "playouts in" in r.getMessage()]
+    comment = _SEARCH_LOG.search(lines[-1]).group(1)
+    pv = comment.split("; pv ")[1].split()
+    assert pv[0] == move and len(pv) >= 3
+    assert replays_legally(Game(9), pv, bd.BLACK)

@@ -231,9 +231,9 @@ def test_sgf_moves_carry_the_search_line_of_the_engine_that_logs_one(capsys, tmp
     nodes = game.get_main_sequence()[1:]
     comments = [node.get("C") if node.has_property("C") else None for node in nodes]
     assert comments == [
-        "1 playouts in 0.10s (10/s); win rate 0.600; top: C3 9 0.610, B2 1 0.5", None,
-        "0 playouts in 0.10s (10/s); win rate 0.600; top: B2 9 0.610, B2 1 0.5", None,
-        "0 playouts in 0.10s (10/s); win rate 0.600; top: PASS 9 0.610, B2 1 0.5"]
+        "1 playouts in 0.10s (10/s); win rate 0.600; top: C3 9 0.610, B2 1 0.5; pv C3 D4", None,
+        "0 playouts in 0.10s (10/s); win rate 0.600; top: B2 9 0.610, B2 1 0.5; pv B2 D4", None,
+        "0 playouts in 0.10s (10/s); win rate 0.600; top: PASS 9 0.610, B2 1 0.5; pv PASS D4"]
     assert game.get_root().get("PB") == "Logger 1.0"
 
 
