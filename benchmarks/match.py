@@ -639,6 +639,22 @@ def score_margin(record: dict) -> float | None:
     return margin if record["winner_engine"] == "A" else -margin
 
 
+def margin_marks(records: list[dict]) -> tuple[list, list, list]:
+    """Return what the margins panel draws, by game number in finishing order from 1: (game,
+    A's margin) for counted games and jigos, the games A won without a count and those it
+    lost without one (resignation, time, forfeit); unscored games appear in none."""
+    margins, won, lost = [], [], []
+    for n, record in enumerate(records, 1):
+        margin = score_margin(record)
+        if margin is not None:
+            margins.append((n, margin))
+        elif record["winner_engine"] == "A":
+            won.append(n)
+        elif record["winner_engine"] == "B":
+            lost.append(n)
+    return margins, won, lost
+
+
 def write_plot(path: str, summary: dict, records: list[dict]) -> bool:
     """Return whether a PNG of A's running win rate (with its Wilson band) and of each game's
     score margin was written to path; False when matplotlib cannot be imported.
@@ -660,7 +676,7 @@ def write_plot(path: str, summary: dict, records: list[dict]) -> bool:
         low, high = wilson_interval(points, games[-1])
         lows.append(low)
         highs.append(high)
-    margins = [(n, m) for n, m in enumerate(map(score_margin, records), 1) if m is not None]
+    margins, won_uncounted, lost_uncounted = margin_marks(records)
     figure, (top, bottom) = pyplot.subplots(2, 1, figsize=(8, 6), sharex=True)
     top.fill_between(games, lows, highs, alpha=0.25, label="95% Wilson interval")
     top.plot(games, rates, label="A's win rate")
@@ -675,6 +691,19 @@ def write_plot(path: str, summary: dict, records: list[dict]) -> bool:
     top.set_title(title, fontsize=8)
     top.legend(loc="lower right", fontsize=8)
     bottom.bar([n for n, _ in margins], [m for _, m in margins])
+    # A game won or lost without a count (resignation, time) has no bar: a marker at the
+    # panel's edge keeps it from reading as a jigo, which is marked on the axis.
+    largest = max([abs(m) for _, m in margins] + [1.0])
+    bottom.scatter(won_uncounted, [largest] * len(won_uncounted), marker="^", color="tab:green",
+                   label="A won uncounted (resignation, time)")
+    bottom.scatter(lost_uncounted, [-largest] * len(lost_uncounted), marker="v",
+                   color="tab:red", label="A lost uncounted")
+    jigos = [n for n, m in margins if m == 0]
+    bottom.scatter(jigos, [0] * len(jigos), marker="o", color="grey", label="jigo")
+    if won_uncounted or lost_uncounted or jigos:
+        bottom.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7,
+                      frameon=False)
+    bottom.set_ylim(-1.15 * largest, 1.15 * largest)
     if not margins:     # an empty panel would read as margins of zero
         bottom.text(0.5, 0.5, "no counted game: every game ended by resignation or unscored",
                     transform=bottom.transAxes, ha="center", va="center", fontsize=9)

@@ -245,6 +245,19 @@ def test_score_margin_from_engine_a():
     assert match.score_margin({"result": "B+R", "winner_engine": "A"}) is None
 
 
+def test_margin_marks_keep_resignations_apart_from_jigos():
+    records = [{"result": "B+3.5", "winner_engine": "A"},
+               {"result": "W+R", "winner_engine": "B"},
+               {"result": "0", "winner_engine": None},
+               {"result": "B+R", "winner_engine": "A"},
+               {"result": "W+Time", "winner_engine": "B"},
+               {"result": "?", "winner_engine": None}]
+    margins, won, lost = match.margin_marks(records)
+    assert margins == [(1, 3.5), (3, 0.0)]
+    assert won == [4]
+    assert lost == [2, 5]
+
+
 def test_plot_is_written_with_matplotlib(capsys, tmp_path, fake):
     pytest.importorskip("matplotlib")
     plot = tmp_path / "match.png"
