@@ -524,9 +524,34 @@ class MatchRunner:
 
     def _score(self, players: dict[str, Player], moves: list, ended: str, referee_log: str,
                notes: list[str]) -> Outcome:
-        """Return the scored outcome: the referee's final_score if there is one, else players'."""
+        """Return the scored outcome: the referee's final_score if there is one, else players'.
+
+        The players are asked for their own count either way. Under a referee it is only
+        recorded, and a player that names another winner marks the game as disputed (a seki
+        that the referee calls dead, say), as gogui-twogtp keeps every engine's count."""
+        scores, readings = self._players_scores(players, notes)
         if self.config.referee is not None:
-            return self._referee_score(moves, ended, referee_log, notes)
+            outcome = self._referee_score(moves, ended, referee_log, notes)
+            if outcome.scored:
+                outcome.disagree = any(winner != outcome.winner
+                                       for winner, _ in readings.values())
+            outcome.scores = {**scores, **outcome.scores}
+            return outcome
+        if not readings:
+            reason = f"{ended}; no engine gave a score"
+            return Outcome(None, "?", reason, scored=False, scores=scores)
+        if len({winner for winner, _ in readings.values()}) > 1:
+            reason = f"{ended}; engines disagree on the winner"
+            return Outcome(None, "?", reason, scored=False, scores=scores, disagree=True)
+        winner, result = readings.get("B", readings.get("W"))
+        disagree = len({result for _, result in readings.values()}) > 1
+        return Outcome(winner, result, f"{ended}; scored by the players", scores=scores,
+                       disagree=disagree)
+
+    def _players_scores(self, players: dict[str, Player], notes: list[str]
+                        ) -> tuple[dict[str, str], dict[str, tuple[str | None, str]]]:
+        """Return each player's final_score answer by colour ('B', 'W') and the readable ones
+        as (winner, result)."""
         scores: dict[str, str] = {}
         readings: dict[str, tuple[str | None, str]] = {}
         for colour, player in players.items():
@@ -540,16 +565,7 @@ class MatchRunner:
             reading = parse_score(answer.text) if answer.ok else None
             if reading is not None:
                 readings[colour.upper()] = reading
-        if not readings:
-            reason = f"{ended}; no engine gave a score"
-            return Outcome(None, "?", reason, scored=False, scores=scores)
-        if len({winner for winner, _ in readings.values()}) > 1:
-            reason = f"{ended}; engines disagree on the winner"
-            return Outcome(None, "?", reason, scored=False, scores=scores, disagree=True)
-        winner, result = readings.get("B", readings.get("W"))
-        disagree = len({result for _, result in readings.values()}) > 1
-        return Outcome(winner, result, f"{ended}; scored by the players", scores=scores,
-                       disagree=disagree)
+        return scores, readings
 
     def _referee_score(self, moves: list, ended: str, referee_log: str,
                        notes: list[str]) -> Outcome:
@@ -724,6 +740,10 @@ def format_table(summary: dict, records: list[dict]) -> str:
         white = "B" if r["black_engine"] == "A" else "A"
         lines.append(f"{r['index']:>4}  {r['black_engine']:5}  {white:5}  {r['result']:8}  "
                      f"{r['winner_engine'] or '-':6}  {r['moves']:>5}  {r['reason']}")
+    for r in records:
+        if r.get("disagree"):
+            counts = ", ".join(f"{who} {text}" for who, text in r["scores"].items())
+            lines.append(f"game {r['index']}: the counts differ ({counts})")
     rate = summary["win_rate_a"]
     rate_text = "n/a" if rate is None else f"{rate:.3f}"
     low, high = summary["ci95"]

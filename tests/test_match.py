@@ -79,6 +79,34 @@ def test_players_disagreeing_on_the_winner_leave_the_game_unscored(capsys, tmp_p
     assert records[0]["disagree"] and records[0]["scores"] == {"B": "B+1", "W": "W+1"}
 
 
+def test_under_a_referee_the_players_counts_are_kept_and_a_dispute_is_marked(capsys, tmp_path,
+                                                                               fake):
+    summary, records = run_match(capsys, tmp_path, fake("--score", "B+1"), fake("--score", "W+2"),
+                                 "--referee", fake("--score", "W+3"))
+    assert [r["result"] for r in records] == ["W+3", "W+3"]
+    assert records[0]["scores"] == {"B": "B+1", "W": "W+2", "referee": "W+3"}
+    assert records[1]["scores"] == {"B": "W+2", "W": "B+1", "referee": "W+3"}
+    assert [r["disagree"] for r in records] == [True, True]
+    assert summary["disagreements"] == 2 and summary["unscored"] == 0
+    assert "game 0: the counts differ (B B+1, W W+2, referee W+3)" in match.format_table(
+        summary, records)
+
+
+def test_players_naming_the_referees_winner_leave_the_game_undisputed(capsys, tmp_path, fake):
+    summary, records = run_match(capsys, tmp_path, fake("--score", "W+1"), fake("--score", "W+2"),
+                                 "--referee", fake("--score", "W+3"))
+    assert [r["result"] for r in records] == ["W+3", "W+3"]
+    assert summary["disagreements"] == 0
+    assert "counts differ" not in match.format_table(summary, records)
+
+
+def test_players_that_cannot_count_leave_the_referees_result_undisputed(capsys, tmp_path, fake):
+    summary, records = run_match(capsys, tmp_path, fake("--score", "not a score"), fake(),
+                                 "--referee", fake("--score", "B+10"))
+    assert [r["result"] for r in records] == ["B+10", "B+10"]
+    assert not any(r["disagree"] for r in records)
+
+
 def test_resume_skips_games_already_in_the_results_file(capsys, tmp_path, fake):
     engine_a, engine_b = fake("--moves", "C3"), fake()
     sgf_dir = tmp_path / "games"
