@@ -213,7 +213,10 @@ class GtpEngine:
         text = (text or "").rstrip("\n")
         text = re.sub(r"\n\s*\n", "\n", text)   # a blank line would end the response early
         prefix = ("=" if ok else "?") + cmd_id
-        separator = "" if text.startswith("\n") or not text else " "
+        # A multi-line answer still gets the space after '=' (GNU Go's '= \n' before a
+        # board): GoGui takes the answer from the first space on, so without it the first
+        # value of a gogui-ownership board was cut off ('Incomplete string board').
+        separator = " " if text else ""
         out.write(f"{prefix}{separator}{text}\n\n")
         out.flush()
 

@@ -221,3 +221,28 @@ def test_the_search_line_logged_after_genmove_carries_the_principal_variation(ca
     pv = comment.split("; pv ")[1].split()
     assert pv[0] == move and len(pv) >= 3
     assert replays_legally(Game(9), pv, bd.BLACK)
+
+
+def gogui_answer(text):
+    """Return an answer as GoGui's GtpClient reads it: from the first space to the end, less
+    the closing blank line (GtpClient.readResponse)."""
+    return text[text.index(" ") + 1:-2]
+
+
+def test_board_answers_parse_as_gogui_reads_them():
+    # GoGui takes an answer from its first space on, then wants a full row of values per
+    # board line (GtpUtil.parseStringBoard skips blank lines): '=' then a newline lost the
+    # first value of the top row.
+    e = engine("--net", "none", "--ownership-runs", "50")
+    for command in ("play b E5", "play w C3"):
+        e.handle_line(command + "\n", io.StringIO())
+    for command in ("gogui-ownership", "gogui-visits b", "showboard"):
+        out = io.StringIO()
+        e.handle_line(command + "\n", out)
+        assert out.getvalue().startswith("= \n"), command
+    for command, parse in (("gogui-ownership", float), ("gogui-visits b", str)):
+        out = io.StringIO()
+        e.handle_line(command + "\n", out)
+        rows = [line.split() for line in gogui_answer(out.getvalue()).splitlines() if line.strip()]
+        assert len(rows) == 9 and all(len(row) == 9 for row in rows), command
+        assert all(parse(value) is not None for row in rows for value in row)
