@@ -16,6 +16,12 @@ CPU seconds per wall second: how many cores the move kept busy. --rounds N runs 
 candidate N times, in turn, so that a change in the machine's load spreads over all of them.
 Run it on an idle machine; the load averages before and after are in the result.
 
+--peer COMMAND times another GTP engine on the same positions in the same way (Pachi 12.90:
+`env DATA_DIR=D D/pachi -t =10000 -r chinese --nodcnn threads=1,pondering=0,reset_tree`, its
+playouts fixed by its own flags to --rollouts), its CPU time read from /proc, after one untimed
+genmove; each of our --net none runs then carries cpu_ratio_to_peer, its playouts per CPU
+second over the peer's.
+
 One line per candidate and position goes to stderr; the last stdout line is one JSON object,
 with the thread counts each engine logged it chose for the CPUs it may use, and each run's
 speed-up in playouts per wall second over `--threads 1` with the same network and position.
@@ -101,6 +107,47 @@ def ask(engine, command, timeout=600):
     return response.text
 
 
+def process_cpu_seconds(pid):
+    """Return the user + system CPU seconds of a process and its threads (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_genmoves(engine, size, positions, moves, cpu_seconds, playouts_done):
+    """Return {position: per-move records} of genmoves, each from a fresh board set up to
+    the position, as records {playouts, wall, cpu}: cpu_seconds() reads the engine's CPU
+    time, playouts_done() the playouts of the move it just made."""
+    records = {}
+    for position in positions:
+        records[position] = []
+        for _ in range(moves):
+            for setup in setup_commands(position, size):
+                ask(engine, setup)
+            cpu0 = cpu_seconds()
+            wall0 = time.perf_counter()
+            ask(engine, f"genmove {to_move(position)}")
+            wall = time.perf_counter() - wall0
+            cpu = cpu_seconds() - cpu0
+            records[position].append({"playouts": playouts_done(), "wall": wall, "cpu": cpu})
+    return records
+
+
+def measure_peer(command, size, positions, moves, playouts):
+    """Start another engine that plays a fixed number of playouts a move and return
+    {position: per-move records} as measure does, its CPU time from /proc."""
+    log_path = os.path.join(tempfile.mkdtemp(prefix="genmove-speed-peer-"), "engine.log")
+    engine = GtpEngine(command, log_path)
+    try:
+        ask(engine, f"boardsize {size}")
+        ask(engine, "clear_board")
+        ask(engine, "genmove b")                # untimed: pattern files, allocations
+        return timed_genmoves(engine, size, positions, moves,
+                              lambda: process_cpu_seconds(engine._proc.pid), lambda: playouts)
+    finally:
+        engine.close()
+
+
 def measure(command, size, positions, moves):
     """Start one engine and return (the thread counts it logged, {position: per-move
     records}, its resident memory in MiB), each record {playouts, wall, cpu} of one timed
@@ -108,6 +155,14 @@ def measure(command, size, positions, moves):
     log_path = os.path.join(tempfile.mkdtemp(prefix="genmove-speed-"), "engine.log")
     engine = GtpEngine(command, log_path)
     log = LogReader(log_path)
+
+    def playouts_logged():
+        """Return the playouts of the engine's last search line since the last call."""
+        searched = _SEARCH.findall(log.new_text())
+        if not searched:
+            raise RuntimeError(f"no search line on the engine's log {log_path}")
+        return int(searched[-1])
+
     try:
         ask(engine, f"boardsize {size}")
         ask(engine, "clear_board")
@@ -117,23 +172,8 @@ def measure(command, size, positions, moves):
         threads = dict.fromkeys(("search_threads", "network_threads", "usable_cpus"))
         if found is not None:
             threads.update(zip(threads, (None if n is None else int(n) for n in found.groups())))
-        records = {}
-        for position in positions:
-            records[position] = []
-            for _ in range(moves):
-                for setup in setup_commands(position, size):
-                    ask(engine, setup)
-                log.new_text()
-                cpu0 = float(ask(engine, "cputime"))
-                wall0 = time.perf_counter()
-                ask(engine, f"genmove {to_move(position)}")
-                wall = time.perf_counter() - wall0
-                cpu = float(ask(engine, "cputime")) - cpu0
-                searched = _SEARCH.findall(log.new_text())
-                if not searched:
-                    raise RuntimeError(f"no search line on the engine's log {log_path}")
-                records[position].append({"playouts": int(searched[-1]), "wall": wall,
-                                          "cpu": cpu})
+        records = timed_genmoves(engine, size, positions, moves,
+                                 lambda: float(ask(engine, "cputime")), playouts_logged)
         rss = resident_mib(engine._proc.pid)
     finally:
         engine.close()
@@ -147,7 +187,8 @@ def summary(records):
     cpu = sum(r["cpu"] for r in records)
     return {"moves": len(records), "playouts_per_move": round(playouts / len(records)),
             "playouts_per_wall_second": round(playouts / wall, 1),
-            "playouts_per_cpu_second": round(playouts / cpu, 1),
+            # None when the clock's ticks saw no CPU time (a move far under 10 ms)
+            "playouts_per_cpu_second": round(playouts / cpu, 1) if cpu > 0 else None,
             "wall_seconds_per_move": round(wall / len(records), 3),
             "cpu_seconds_per_move": round(cpu / len(records), 3),
             "cpu_per_wall": round(cpu / wall, 2),
@@ -177,6 +218,10 @@ def parse_args(argv):
     p.add_argument("--engine", default=None,
                    help="engine program, given the flags above; default: this repo's "
                         "gtp_main.py under this Python")
+    p.add_argument("--peer", default=None, metavar="COMMAND",
+                   help="another GTP engine to time the same way, set by its own flags to "
+                        "--rollouts playouts a move (Pachi: -t =N); its CPU time is read "
+                        "from /proc, and each of our --net none runs gets its ratio to it")
     args = p.parse_args(argv)
     if args.rollouts < 1 or args.moves < 1 or args.rounds < 1:
         p.error("--rollouts, --moves and --rounds must be at least 1")
@@ -192,7 +237,8 @@ def main(argv=None):
     candidates = [(t, n) for n in args.net for t in args.threads]
     load_before = os.getloadavg()
     started = time.perf_counter()
-    records = {(t, n, p): [] for t, n in candidates for p in args.positions}
+    records = {(t, n, p): [] for t, n in candidates + [("peer", None)]
+               for p in args.positions}
     logged, rss = {}, {}
     for _ in range(args.rounds):
         for threads, net in candidates:
@@ -203,9 +249,20 @@ def main(argv=None):
                 command, args.size, args.positions, args.moves)
             for position, moves in found.items():
                 records[threads, net, position] += moves
+        if args.peer:
+            for position, moves in measure_peer(args.peer, args.size, args.positions,
+                                                args.moves, args.rollouts).items():
+                records["peer", None, position] += moves
+    if args.peer:
+        candidates.append(("peer", None))
     runs = []
     for threads, net in candidates:
         for position in args.positions:
+            if threads == "peer":
+                runs.append({"threads": "peer", "net": None, "position": position,
+                             "command": args.peer, "search_threads": None,
+                             "network_threads": None, **summary(records["peer", None, position])})
+                continue
             runs.append({"threads": threads, "net": net, "position": position,
                          **logged[threads, net], **summary(records[threads, net, position]),
                          "resident_mib": None if rss[threads, net] is None
@@ -216,10 +273,14 @@ def main(argv=None):
         run["speedup_over_1_thread"] = round(run["playouts_per_wall_second"]
                                              / one[0]["playouts_per_wall_second"], 3) \
             if one else None
-        print(f"--threads {run['threads']:>4} --net {run['net']:<4} {run['position']:<6}: "
+        peer = [r for r in runs if r["threads"] == "peer" and r["position"] == run["position"]]
+        if peer and run["net"] == "none" and peer[0]["playouts_per_cpu_second"]:
+            run["cpu_ratio_to_peer"] = round(run["playouts_per_cpu_second"]
+                                             / peer[0]["playouts_per_cpu_second"], 3)
+        print(f"--threads {run['threads']:>4} --net {str(run['net']):<4} {run['position']:<6}: "
               f"search {run['search_threads']}, network {run['network_threads']}; "
               f"{run['playouts_per_wall_second']:8.1f} playouts/wall s, "
-              f"{run['playouts_per_cpu_second']:8.1f} /CPU s, {run['cpu_per_wall']:.2f} cores, "
+              f"{run['playouts_per_cpu_second']} /CPU s, {run['cpu_per_wall']:.2f} cores, "
               f"{run['wall_seconds_per_move']:.2f} s/move", file=sys.stderr)
     result = {"benchmark": "genmove_speed", "size": args.size, "rollouts": args.rollouts,
               "moves": args.moves, "rounds": args.rounds, "early_stop": args.early_stop,
