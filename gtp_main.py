@@ -184,6 +184,11 @@ def build_parser():
                         "--prior-eqex) added to the net's moves, so that captures, escapes "
                         "and self-ataris weigh in; default "
                         f"{SearchConfig.net_prior_eqex}")
+    p.add_argument("--net-expand-visits", type=positive_int,
+                   default=SearchConfig.net_expand_visits,
+                   help="with the network: visits a tree leaf gets (each a playout) before "
+                        "it is sent to the network and grows children; lower grows a deeper "
+                        f"tree for more evaluations; default {SearchConfig.net_expand_visits}")
     p.add_argument("--symmetries", type=int, choices=(1, 8),
                    help="network evaluations averaged over 1 or all 8 board symmetries; "
                         "default 8 with --policy-only, 1 in the search")
@@ -393,6 +398,7 @@ def player_config(args):
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
                           score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
+                          net_expand_visits=args.net_expand_visits,
                           early_stop=args.early_stop,
                           deterministic=args.deterministic,
                           policy=PolicyConfig(reply=args.lgrf))

@@ -128,11 +128,12 @@ def tiny_evaluator(fail=False):
     return policy
 
 
-@pytest.mark.parametrize("threads,tree_policy", [(1, "darkforest"), (2, "darkforest"),
-                                                (2, "puct")])
-def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads, tree_policy):
+@pytest.mark.parametrize("threads,tree_policy,expand_visits", [
+    (1, "darkforest", 4), (2, "darkforest", 4), (2, "puct", 4), (2, "puct", 1)])
+def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads, tree_policy,
+                                                                         expand_visits):
     config = SearchConfig(threads=threads, seed=6, tree_policy=tree_policy, value_weight=0.5,
-                          net_prior_eqex=5, early_stop=False)
+                          net_prior_eqex=5, early_stop=False, net_expand_visits=expand_visits)
     top_k, root_top_k, _ = config.breadth()
     search = Search(config, 9, evaluator=tiny_evaluator())
     try:
