@@ -184,6 +184,11 @@ def build_parser():
                         "--prior-eqex) added to the net's moves, so that captures, escapes "
                         "and self-ataris weigh in; default "
                         f"{SearchConfig.net_prior_eqex}")
+    p.add_argument("--tactics-prior", type=non_negative, default=SearchConfig.tactics_prior,
+                   help="with the network: prior added (as a share of the net's) to each move "
+                        "that a capture and liberty-race reader finds settling a fight at the "
+                        "last move (a kill the opponent could prevent, a rescue of a chain the "
+                        f"opponent could take); default {SearchConfig.tactics_prior}")
     p.add_argument("--net-expand-visits", type=positive_int,
                    default=SearchConfig.net_expand_visits,
                    help="with the network: visits a tree leaf gets (each a playout) before "
@@ -398,6 +403,7 @@ def player_config(args):
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
                           score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
+                          tactics_prior=args.tactics_prior,
                           net_expand_visits=args.net_expand_visits,
                           early_stop=args.early_stop,
                           deterministic=args.deterministic,
@@ -441,6 +447,8 @@ def compiler_command(args):
     network on the CPU (compiled code does not depend on the device)."""
     command = [sys.executable, os.path.abspath(__file__), "--warm-up", "--threads", "1",
                "--device", "cpu", "--log-level", "warning"]
+    if args.tactics_prior > 0:
+        command += ["--tactics-prior", repr(args.tactics_prior)]
     if args.net == "none":
         command += ["--net", "none"]
     elif args.weights is not None:

@@ -29,6 +29,7 @@ from engine import board as bd
 from engine import playout as po
 from engine.atomics import atomic_add, atomic_cas
 from engine.ladder import atari_starts_ladder, new_ladder_scratch
+from engine.tactics import new_tactics_scratch, tactical_moves
 from nets.server import EvalServer
 
 log = logging.getLogger("search")
@@ -82,6 +83,8 @@ Tree = namedtuple("Tree", [
 # Heuristic prior playouts are stored as int32 half-points (up to 9 x eqex): keep them far
 # from overflow.
 MAX_PRIOR_EQEX = 1_000_000
+# Moves engine.tactics may hand one expansion.
+MAX_TACTICAL_MOVES = 16
 
 
 @dataclass
@@ -101,6 +104,7 @@ class SearchConfig:
     net_prior_weight: float = 1.0
     prior_eqex: int = 10           # playouts' worth of each heuristic prior without the net
     net_prior_eqex: int = 0        # the same with the net
+    tactics_prior: float = 0.0     # with the net: prior added to engine.tactics' moves
     net_expand_visits: int = 4
     top_k: int = 10
     top_cumulative: float = 0.95
@@ -873,6 +877,7 @@ class Search:
                       for i in range(max(1, config.threads))]
         self._params = None
         self._score_center = 0.0    # Black's expected score where the last search left it
+        self._tactics = threading.local()   # the reader's scratch, one per evaluating thread
 
     def forget(self):
         """Empty the tree and the playout policy's learnt replies for a new game on the same
@@ -943,6 +948,7 @@ class Search:
                 log.exception("network evaluation of the root failed; uniform priors instead")
                 priors = np.zeros(allowed.shape[0], np.float32)
             _, root_top_k, cumulative = self.config.breadth()
+            priors = self._with_tactics(board, priors)
             expand(tree, self.root, board, allowed, priors, root_top_k, cumulative,
                    self.policy.patterns, np.int32(self.config.net_prior_eqex),
                    new_ladder_scratch(board.stones.shape[0]))
@@ -953,12 +959,33 @@ class Search:
         node, board, path = tag
         if priors is None:
             priors = np.zeros(board.stones.shape[0], np.float32)
+        else:
+            priors = self._with_tactics(board, priors)
         allow_all = np.ones(board.stones.shape[0], np.bool_)
         fill_edges(self.tree, node, board, allow_all, priors, np.int64(self._params[P_TOP_K]),
                    self._params[P_TOP_CUMULATIVE], self.policy.patterns,
                    np.int32(self._params[P_PRIOR_EQEX]), new_ladder_scratch(board.stones.shape[0]))
         if value is not None:
             backup_value(self.tree, path, len(path), value)
+
+    def _with_tactics(self, board, priors):
+        """Return the network's priors with config.tactics_prior added to each move that
+        engine.tactics finds for the side to move (a capture or rescue that settles a fight
+        at the last move; the weight is a share of the priors' total, so that the top-k cut
+        keeps the move and PUCT visits it); priors itself is left as it was."""
+        weight = self.config.tactics_prior
+        if weight <= 0:
+            return priors
+        local = self._tactics
+        if getattr(local, "scratch", None) is None:
+            local.scratch = new_tactics_scratch(board)
+            local.moves = np.zeros(MAX_TACTICAL_MOVES, np.int32)
+        n = tactical_moves(board, board.info[bd.TO_PLAY], local.scratch, local.moves)
+        if n == 0:
+            return priors
+        boosted = priors.astype(np.float32, copy=True)
+        boosted[local.moves[:n]] += weight * float(priors.sum())
+        return boosted
 
     def _evaluate_here(self, tag):
         """Evaluate a claimed leaf on this thread and expand it at once (deterministic mode);

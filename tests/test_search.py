@@ -133,7 +133,8 @@ def tiny_evaluator(fail=False):
 def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads, tree_policy,
                                                                          expand_visits):
     config = SearchConfig(threads=threads, seed=6, tree_policy=tree_policy, value_weight=0.5,
-                          net_prior_eqex=5, early_stop=False, net_expand_visits=expand_visits)
+                          net_prior_eqex=5, early_stop=False, net_expand_visits=expand_visits,
+                          tactics_prior=0.2)
     top_k, root_top_k, _ = config.breadth()
     search = Search(config, 9, evaluator=tiny_evaluator())
     try:
@@ -151,6 +152,27 @@ def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads,
         for node in tree_nodes(search):
             if search.tree.node_state[node] == EXPANDED and node != search.root:
                 assert search.tree.node_count[node] <= top_k
+    finally:
+        search.close()
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.2])
+def test_the_tactics_prior_lifts_the_move_that_wins_a_capturing_race(weight):
+    from test_tactics import race
+    game = race(bd.WHITE, "C1", "C1")           # Black to move wins the race only by D1
+    search = Search(SearchConfig(seed=3, early_stop=False, tactics_prior=weight), 7,
+                    evaluator=tiny_evaluator())
+    try:
+        search.run(game, 50)
+        first = search.tree.node_first[search.root]
+        edges = range(first, first + search.tree.node_count[search.root])
+        prior = {game.vertex(int(search.tree.edge_move[e])): search.tree.edge_prior[e]
+                 for e in edges}
+        others = max(p for v, p in prior.items() if v != "D1")
+        if weight:
+            assert prior["D1"] >= weight / (1 + weight) > 2 * others
+        else:
+            assert prior["D1"] < 2 * others
     finally:
         search.close()
 
