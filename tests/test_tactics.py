@@ -1,10 +1,17 @@
 """The capture and liberty-race reader behind the search's tactical priors: drawn fights where
 the side to move must save a chain or may kill one, and settled ones where it need not."""
+import random
+
 import numpy as np
+import pytest
 
 from asciiboard import game_from_diagram
 from engine import board as bd
-from engine.tactics import new_tactics_scratch, tactical_moves
+from engine.ladder import caught_in_ladder
+from engine.tactics import (MAX_CANDIDATES, MAX_LIBERTIES, MAX_PLIES, READ_BUDGET,
+                            _attack_moves, _defence_moves, captured_after, new_tactics_scratch,
+                            tactical_moves)
+from test_ladder import random_position
 
 # A capturing race in the lower-left corner, two liberties each: White's chain A3-C3, C2, C1
 # has B1 and D1, Black's A2-B2 has A1 and B1. Black wins by D1 (B1 fills its own liberty:
@@ -92,3 +99,52 @@ def test_a_chain_dead_whoever_moves_gets_no_move():
         """)
     game.play(bd.WHITE, game.parse_vertex("D1"))
     assert moves_for(game) == []
+
+
+# The slow reader ---------------------------------------------------------------------------
+
+def reference_captured(sc, b, target, defender, attacker_to_move, ply, visited):
+    """The same AND/OR reading as engine.tactics, written plainly: recursion over board
+    copies, the candidates from the module's own generators. visited is a one-item list
+    counting positions, as the reader's budget does."""
+    if b.stones[target] != defender:
+        return True
+    libs = b.nlibs[b.chain[target]]
+    if libs == 1:
+        return attacker_to_move or caught_in_ladder(b, target, sc.ladder)
+    if libs > MAX_LIBERTIES or ply >= MAX_PLIES or visited[0] >= READ_BUDGET:
+        return False
+    out = np.zeros(MAX_CANDIDATES, np.int32)
+    generate = _attack_moves if attacker_to_move else _defence_moves
+    moves = list(out[:generate(sc, b, b.chain[target], out)])
+    for p in moves:
+        child = bd.copy_board(b)
+        if bd.play(child, int(p), 3 - defender if attacker_to_move else defender) != bd.OK:
+            continue
+        visited[0] += 1
+        if reference_captured(sc, child, target, defender, not attacker_to_move, ply + 1,
+                              visited) == attacker_to_move:
+            return attacker_to_move
+    return not attacker_to_move
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_reader_agrees_with_a_plain_recursive_one_on_random_positions(seed):
+    rng = random.Random(seed)
+    compared = 0
+    read_out = set()        # (liberties, outcome) of the chains that needed reading
+    for _ in range(12):
+        game = random_position(rng, 9, rng.randrange(20, 70))
+        b = game.board
+        scratch = new_tactics_scratch(b)
+        for p in game.on_board_points():
+            if b.stones[p] == bd.EMPTY or b.chain[p] != p or b.nlibs[p] > MAX_LIBERTIES:
+                continue
+            for attacker_to_move in (True, False):
+                expected = reference_captured(scratch, bd.copy_board(b), p, int(b.stones[p]),
+                                              attacker_to_move, 0, [0])
+                assert captured_after(scratch, b, -1, 0, p, attacker_to_move) == expected
+                compared += 1
+                if b.nlibs[p] > 1:
+                    read_out.add((int(b.nlibs[p]), expected))
+    assert compared > 100 and {(2, True), (2, False)} <= read_out
