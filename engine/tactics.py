@@ -20,6 +20,7 @@ from numba import njit
 
 from engine import board as bd
 from engine.ladder import caught_in_ladder, new_ladder_scratch
+from engine.playout import _add as _add_candidate
 
 # Plies a reading may go down, positions one question may visit, and positions all the
 # questions of one tactical_moves call may visit (its worst case on 19x19 game positions was
@@ -54,24 +55,6 @@ def new_tactics_scratch(board):
 
 
 @njit(**bd.NO_ALLOC)
-def _add_candidate(out, n, p):
-    """Append p to out[:n] unless it is there or out is full; return the new count."""
-    if n >= out.shape[0]:
-        return n
-    for i in range(n):
-        if out[i] == p:
-            return n
-    out[n] = p
-    return n + 1
-
-
-@njit(**bd.NO_ALLOC)
-def _add_chain(heads, n, head):
-    """Append head to heads[:n] unless it is there or heads is full; return the new count."""
-    return _add_candidate(heads, n, head)
-
-
-@njit(**bd.NO_ALLOC)
 def _neighbour_chains(b, head, color, max_libs, heads):
     """Write into heads the chains of color next to the chain at head with at most max_libs
     liberties; return how many."""
@@ -82,7 +65,7 @@ def _neighbour_chains(b, head, color, max_libs, heads):
         for d in (-w, -1, 1, w):
             q = s + d
             if b.stones[q] == color and b.nlibs[b.chain[q]] <= max_libs:
-                n = _add_chain(heads, n, b.chain[q])
+                n = _add_candidate(heads, n, b.chain[q])
         s = b.chain_next[s]
         if s == head:
             break
@@ -228,15 +211,15 @@ def tactical_moves(b, color, sc, out):
         return 0
     w = b.info[bd.WIDTH]
     chains = np.empty(MAX_CHAINS, np.int32)
-    k = _add_chain(chains, 0, b.chain[last])
+    k = _add_candidate(chains, 0, b.chain[last])
     for d in (-w, -1, 1, w):
         q = last + d
         if b.stones[q] == bd.BLACK or b.stones[q] == bd.WHITE:
-            k = _add_chain(chains, k, b.chain[q])
+            k = _add_candidate(chains, k, b.chain[q])
     for owner in (bd.BLACK, bd.WHITE):
         found = _neighbour_chains(b, b.chain[last], owner, MAX_LIBERTIES, sc.heads)
         for i in range(found):
-            k = _add_chain(chains, k, sc.heads[i])
+            k = _add_candidate(chains, k, sc.heads[i])
     candidates = np.empty(MAX_CANDIDATES, np.int32)
     n = 0
     sc.counters[1] = 0
