@@ -39,6 +39,8 @@ TacticsScratch = namedtuple("TacticsScratch", [
     "moves",     # int32[MAX_PLIES + 1, MAX_CANDIDATES]: candidates at each ply
     "libs",      # int32[S]: liberties of one chain
     "heads",     # int32[MAX_CHAINS]: chains met by the current scan
+    "chains",    # int32[MAX_CHAINS]: the chains one tactical_moves call asks about
+    "first",     # int32[MAX_CANDIDATES]: the side to move's candidates against one of them
     "plies",     # int32[2, MAX_PLIES + 1]: candidates at each ply, and how many are tried
     "ladder",    # the ladder reader's scratch
     "counters",  # int64[2]: positions visited by the current question, by the current call
@@ -51,7 +53,9 @@ def new_tactics_scratch(board):
     points = board.stones.shape[0]
     return TacticsScratch(boards, np.zeros((MAX_PLIES + 1, MAX_CANDIDATES), np.int32),
                           np.zeros(points, np.int32), np.zeros(MAX_CHAINS, np.int32),
-                          np.zeros((2, MAX_PLIES + 1), np.int32), new_ladder_scratch(points), np.zeros(2, np.int64))
+                          np.zeros(MAX_CHAINS, np.int32), np.zeros(MAX_CANDIDATES, np.int32),
+                          np.zeros((2, MAX_PLIES + 1), np.int32), new_ladder_scratch(points),
+                          np.zeros(2, np.int64))
 
 
 @njit(**bd.NO_ALLOC)
@@ -210,7 +214,7 @@ def tactical_moves(b, color, sc, out):
     if last < 0 or b.stones[last] == bd.EMPTY:
         return 0
     w = b.info[bd.WIDTH]
-    chains = np.empty(MAX_CHAINS, np.int32)
+    chains = sc.chains
     k = _add_candidate(chains, 0, b.chain[last])
     for d in (-w, -1, 1, w):
         q = last + d
@@ -220,7 +224,7 @@ def tactical_moves(b, color, sc, out):
         found = _neighbour_chains(b, b.chain[last], owner, MAX_LIBERTIES, sc.heads)
         for i in range(found):
             k = _add_candidate(chains, k, sc.heads[i])
-    candidates = np.empty(MAX_CANDIDATES, np.int32)
+    candidates = sc.first
     n = 0
     sc.counters[1] = 0
     for c in range(k):
