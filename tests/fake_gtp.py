@@ -55,6 +55,8 @@ for line in sys.stdin:
             sys.stderr.flush()
     elif cmd == "final_score":
         answer = args.score
+    elif cmd == "gogui-score_est":          # Pachi's playout score estimate, in its format
+        answer = f"INFLUENCE  A1 0.0\nTEXT {args.score}   Playouts: {args.score}"
     elif cmd == "quit":
         print(f"={cmd_id}\n", flush=True)
         break
