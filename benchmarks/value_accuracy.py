@@ -19,7 +19,8 @@ move. For each estimate and each stage (moves played before the position: 0-49, 
 100-149, 150-199, 200+) and overall: the accuracy of the predicted winner (the side to move
 when v > 0, the other side when v < 0; v == 0 counts as half right) with its Wilson 95%
 interval, and the mean squared error of v against the result (+1 when the side to move won,
--1 when it lost), between 0 and 4.
+-1 when it lost), between 0 and 4. A third estimate mixes the two as the search's
+--value-weight does: --mix x the net's value + (1 - --mix) x the playouts'.
 """
 import argparse
 import json
@@ -128,22 +129,27 @@ def score(values, outcomes):
             "mse": round(float(np.mean((values - outcomes) ** 2)), 4) if n else None}
 
 
-def summarize(rows, with_playouts):
+def summarize(rows, with_playouts, mix=0.5):
     """Return (overall, by_stage) for rows of (stage, outcome, net value, playout value or None):
-    each a dict with positions and the metrics of 'net' and 'playouts' (None without them)."""
+    each a dict with positions and the metrics of 'net', 'playouts' and 'mix' (mix x the net's
+    value + (1 - mix) x the playouts', as the search's --value-weight mixes them; both None
+    without playouts)."""
     def part(selected):
         outcomes = [r[1] for r in selected]
         return {"positions": len(selected),
                 "net": score([r[2] for r in selected], outcomes),
                 "playouts": score([r[3] for r in selected], outcomes) if with_playouts
-                else None}
+                else None,
+                "mix": score([mix * r[2] + (1.0 - mix) * r[3] for r in selected], outcomes)
+                if with_playouts else None}
 
     by_stage = {label: part([r for r in rows if r[0] == label]) for label, _, _ in STAGES}
     return part(rows), by_stage
 
 
 def format_table(summary):
-    """Return a human-readable table of the net's and the playouts' metrics by stage."""
+    """Return a human-readable table of the net's, the playouts' and the mix's metrics by
+    stage."""
     def cells(metrics):
         if metrics is None:
             return f"{'-':>7}  {'':14}  {'-':>7}"
@@ -155,10 +161,11 @@ def format_table(summary):
     lines = [f"weights: {summary['weights']}; {summary['games']} games, "
              f"{summary['positions']} positions, {summary['playouts']} playouts (po) each",
              f"{'moves':>8}  {'positions':>9}  {'net acc':>7}  {'95% interval':14}  "
-             f"{'net mse':>7}  {'po acc':>7}  {'95% interval':14}  {'po mse':>7}"]
+             f"{'net mse':>7}  {'po acc':>7}  {'95% interval':14}  {'po mse':>7}  "
+             f"{'mix acc':>7}  {'95% interval':14}  {'mix mse':>7}"]
     for label, row in list(summary["by_stage"].items()) + [("all", summary["overall"])]:
         lines.append(f"{label:>8}  {row['positions']:>9}  {cells(row['net'])}  "
-                     f"{cells(row['playouts'])}")
+                     f"{cells(row['playouts'])}  {cells(row['mix'])}")
     return "\n".join(lines)
 
 
@@ -174,6 +181,8 @@ def parse_args(argv):
                    help="positions drawn from each game; default 4")
     p.add_argument("--playouts", type=int, default=64,
                    help="playouts per position for the baseline, 0 for none; default 64")
+    p.add_argument("--mix", type=float, default=0.5,
+                   help="the net's share in the mixed estimate, as --value-weight; default 0.5")
     p.add_argument("--seed", type=int, default=0, help="seed of the picks and playouts")
     p.add_argument("--split", choices=["all", "train", "val"], default="all",
                    help="only games of this hash split (default: every game)")
@@ -189,6 +198,8 @@ def parse_args(argv):
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.playouts < 0:
         p.error("--playouts must not be negative")
+    if not 0.0 <= args.mix <= 1.0:
+        p.error("--mix must be between 0 and 1")
     return args
 
 
@@ -236,7 +247,7 @@ def main(argv=None):
     if counts["games"] < args.games:
         print(f"warning: only {counts['games']} games with a winner in the data",
               file=sys.stderr)
-    overall, by_stage = summarize(rows, args.playouts > 0)
+    overall, by_stage = summarize(rows, args.playouts > 0, args.mix)
     summary = {
         "weights": args.weights,
         "data": args.data,
@@ -246,6 +257,7 @@ def main(argv=None):
         "positions_per_game": args.positions_per_game,
         "seed": args.seed,
         "playouts": args.playouts,
+        "mix": args.mix,
         "komi": args.komi,
         "bf16": policy.bf16,
         "overall": overall,

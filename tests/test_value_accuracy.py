@@ -128,13 +128,31 @@ def test_main_reports_net_and_playouts_by_stage(archive, value_net, capsys):
     assert overall["net"] == va.score(values, [p.outcome for p in positions])
 
 
+def test_the_mix_runs_from_the_playouts_to_the_net(archive, value_net, capsys):
+    summaries = []
+    for mix in (0.0, 1.0, 0.5):
+        status, out, err = _run(capsys, ["--data", archive, "--weights", value_net, "--games", 3,
+                                         "--positions-per-game", 3, "--playouts", 4,
+                                         "--mix", mix])
+        assert status == 0
+        summaries.append(json.loads(out.strip().splitlines()[-1]))
+        assert "mix acc" in err
+    playouts_only, net_only, half = summaries
+    assert playouts_only["overall"]["mix"] == playouts_only["overall"]["playouts"]
+    assert net_only["overall"]["mix"] == net_only["overall"]["net"]
+    assert half["mix"] == 0.5 and 0.0 <= half["overall"]["mix"]["mse"] <= 4.0
+    with pytest.raises(SystemExit):
+        va.main(["--data", str(archive), "--weights", value_net, "--mix", "2"])
+    assert "--mix must be between 0 and 1" in capsys.readouterr().err
+
+
 def test_main_games_limit_split_and_no_playouts(archive, value_net, capsys):
     status, out, _ = _run(capsys, ["--data", archive, "--weights", value_net, "--games", 1,
                                    "--positions-per-game", 3, "--playouts", 0])
     assert status == 0
     summary = json.loads(out.strip().splitlines()[-1])
     assert summary["games"] == 1 and summary["positions"] == 3
-    assert summary["overall"]["playouts"] is None
+    assert summary["overall"]["playouts"] is None and summary["overall"]["mix"] is None
     assert [nd.split_of(name) for name, _, _ in GAMES] == ["train", "val", "train", "train"]
     status, out, _ = _run(capsys, ["--data", archive, "--weights", value_net, "--split", "val",
                                    "--positions-per-game", 5, "--playouts", 0])
