@@ -161,6 +161,10 @@ def build_parser():
                    help="share of the network's value head in a move's win rate (0: playouts "
                         "only, 1: the net only); needs weights with a value head; default "
                         f"{SearchConfig.value_weight}")
+    p.add_argument("--value-until", type=non_negative_int, default=SearchConfig.value_until,
+                   help="mix the value in only before this many moves of the game (the head "
+                        "judges the endgame worse than the playouts); 0: at every move; "
+                        f"default {SearchConfig.value_until}")
     p.add_argument("--score-weight", type=fraction, default=SearchConfig.score_weight,
                    help="share of the score utility in a move's win rate: the playouts' final "
                         "scores, 0.5 at the root's expected score and tanh-shaped around it "
@@ -401,6 +405,7 @@ def player_config(args):
                           rave_bias=args.rave_bias, prior_eqex=args.prior_eqex,
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
+                          value_until=args.value_until,
                           score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
                           tactics_prior=args.tactics_prior,

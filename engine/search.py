@@ -115,6 +115,7 @@ class SearchConfig:
     puct_root_top_k: int = 100
     puct_top_cumulative: float = 0.999
     value_weight: float = 0.0      # share of the network's value in a move's win rate
+    value_until: int = 0           # mix the value only before this many moves (0: always)
     score_weight: float = 0.0      # share of the score utility in a move's win rate
     score_scale: float = 0.5       # points per line of board width for a utility of tanh(1)
     early_stop: bool = True        # stop once no other root move can catch the most visited
@@ -134,11 +135,20 @@ class SearchConfig:
             return self.puct_top_k, self.puct_root_top_k, self.puct_top_cumulative
         return self.top_k, self.root_top_k, self.top_cumulative
 
-    def as_array(self, komi, net=False, size=19, score_center=0.0):
+    def value_weight_at(self, moves_played):
+        """Return the network value's share in the win rates after moves_played moves: the
+        value head judges the middle game better mixed with the playouts than the playouts
+        alone, the endgame worse (benchmarks/RESULTS.md, value head), hence value_until."""
+        if self.value_until and moves_played >= self.value_until:
+            return 0.0
+        return self.value_weight
+
+    def as_array(self, komi, net=False, size=19, score_center=0.0, moves_played=0):
         """Return the float64 parameter array the numba workers read. With net, leaves are
         expanded by the network server (top moves by prior) and tree_policy applies; without,
         selection is darkforest's UCB1 with RAVE and heuristic priors. score_center is
-        Black's expected score, the zero of the score utility."""
+        Black's expected score, the zero of the score utility; moves_played, the game's moves
+        so far, sets the value's weight (value_weight_at)."""
         if self.tree_policy not in TREE_POLICIES:
             raise ValueError(f"unknown tree policy {self.tree_policy!r}")
         top_k, _, cumulative = self.breadth()
@@ -158,7 +168,7 @@ class SearchConfig:
         params[P_TREE_POLICY] = TREE_POLICIES[self.tree_policy] if net else DARKFOREST
         params[P_PUCT_C] = self.puct_c
         params[P_FPU_REDUCTION] = self.fpu_reduction
-        params[P_VALUE_WEIGHT] = self.value_weight if net else 0.0
+        params[P_VALUE_WEIGHT] = self.value_weight_at(moves_played) if net else 0.0
         params[P_EARLY_STOP] = 1.0 if self.early_stop else 0.0
         params[P_SCORE_WEIGHT] = self.score_weight
         params[P_SCORE_CENTER] = score_center
@@ -1047,7 +1057,8 @@ class Search:
         tree.counters[C_PLAYOUTS_DONE] = 0
         params = self.config.as_array(game.rules.komi, net=self.server is not None,
                                       size=game.size,
-                                      score_center=self._starting_score_center(game))
+                                      score_center=self._starting_score_center(game),
+                                      moves_played=int(game.board.info[bd.MOVE_NUMBER]))
         self._params = params
         stop = np.zeros(1, np.int64)
         if self.server is None:
@@ -1156,7 +1167,7 @@ class Search:
         evaluations = tree.edge_value_visits[edges].copy()
         seen = np.maximum(visits, 1)
         winrates = np.where(visits > 0, np.minimum(1.0, 0.5 * wins / seen), 0.0)
-        value_weight = self.config.value_weight if self.server is not None else 0.0
+        value_weight = self._params[P_VALUE_WEIGHT] if self._params is not None else 0.0
         if value_weight > 0:
             values = np.minimum(1.0, value_wins / (
                 np.maximum(evaluations, 1).astype(np.float64) * VALUE_SCALE))

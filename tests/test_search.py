@@ -365,6 +365,18 @@ def test_value_weight_mixes_the_network_into_the_win_rate():
     assert edge_winrate(tree, 0, 20, -1.0, 1.0, 0.0, 0.0, 1.0) == pytest.approx(1.0)
 
 
+def test_value_until_turns_the_value_off_for_the_endgame():
+    from engine.search import P_VALUE_WEIGHT
+    config = SearchConfig(value_weight=0.4, value_until=200)
+    assert config.value_weight_at(0) == config.value_weight_at(199) == 0.4
+    assert config.value_weight_at(200) == config.value_weight_at(300) == 0.0
+    assert config.as_array(7.5, net=True, moves_played=150)[P_VALUE_WEIGHT] == 0.4
+    assert config.as_array(7.5, net=True, moves_played=250)[P_VALUE_WEIGHT] == 0.0
+    assert config.as_array(7.5, net=False, moves_played=150)[P_VALUE_WEIGHT] == 0.0
+    always = SearchConfig(value_weight=0.4)
+    assert always.as_array(7.5, net=True, moves_played=300)[P_VALUE_WEIGHT] == 0.4
+
+
 def test_decided_once_no_other_move_can_catch_up():
     from engine.search import C_PLAYOUTS_DONE, P_EARLY_STOP, decided
     tree, root, params = puct_root([0.5, 0.5], [(0, 700), (0, 100)])
