@@ -1,5 +1,6 @@
-"""How often the default policy's playouts name the winner of held-out games, by game stage,
-beside Pachi's playouts on the same positions; a table on stderr and one JSON line last on stdout.
+"""How often the default policy's playouts name the winner of held-out games, beside Pachi's.
+
+A table by game stage on stderr and one JSON line last on stdout:
 
     python -m benchmarks.playout_accuracy --data ../shared/data/tygem9d/tygem9d-2011.zip \
         --games 250 --playouts 2000 \
@@ -28,7 +29,7 @@ import numpy as np
 
 from benchmarks.agreement import STAGES, Asker, EngineFault, point_to_vertex, stage_of
 from benchmarks.match import wilson_interval
-from benchmarks.value_accuracy import select_positions
+from benchmarks.value_accuracy import add_position_arguments, select_positions
 from engine import board as bd
 from engine import playout as po
 from nets import data as nd
@@ -133,17 +134,12 @@ def format_table(summary):
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m benchmarks.playout_accuracy",
                                 description=__doc__.split("\n")[0])
-    p.add_argument("--data", nargs="+", required=True, help="SGF files, directories, archives")
-    p.add_argument("--games", type=int, default=250,
-                   help="games with a winner to use, in file order; default 250")
-    p.add_argument("--positions-per-game", type=int, default=2,
-                   help="positions drawn from each game; default 2")
+    add_position_arguments(p, games=250, per_game=2)
     p.add_argument("--playouts", type=int, default=2000,
                    help="our playouts per position; default 2000 (as Pachi's score estimate)")
     p.add_argument("--rate", action="append", default=[], metavar="NAME=VALUE",
                    help="a default-policy setting (engine.playout.PolicyConfig), repeatable")
     p.add_argument("--pachi", help="a Pachi command to ask gogui-score_est of each position")
-    p.add_argument("--seed", type=int, default=0, help="seed of the picks and playouts")
     p.add_argument("--pachi-log", default=os.devnull,
                    help="file for Pachi's stderr (default: discarded)")
     p.add_argument("--rows", help="also write each position's verdicts to this JSON-lines file")

@@ -169,21 +169,27 @@ def format_table(summary):
     return "\n".join(lines)
 
 
+def add_position_arguments(p, games, per_game):
+    """Add the arguments that pick the positions (select_positions) to parser p: --data,
+    --games, --positions-per-game and --seed, with the given defaults."""
+    p.add_argument("--data", nargs="+", required=True, help="SGF files, directories, archives")
+    p.add_argument("--games", type=int, default=games,
+                   help=f"games with a winner to use, in file order; default {games}")
+    p.add_argument("--positions-per-game", type=int, default=per_game,
+                   help=f"positions drawn from each game; default {per_game}")
+    p.add_argument("--seed", type=int, default=0, help="seed of the picks and playouts")
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m benchmarks.value_accuracy",
                                 description=__doc__.split("\n")[0])
-    p.add_argument("--data", nargs="+", required=True, help="SGF files, directories, archives")
+    add_position_arguments(p, games=500, per_game=4)
     p.add_argument("--weights", default=nm.DEFAULT_WEIGHTS,
                    help="a net with a value head (default: the shipped search net)")
-    p.add_argument("--games", type=int, default=500,
-                   help="games with a winner to use, in file order; default 500")
-    p.add_argument("--positions-per-game", type=int, default=4,
-                   help="positions drawn from each game; default 4")
     p.add_argument("--playouts", type=int, default=64,
                    help="playouts per position for the baseline, 0 for none; default 64")
     p.add_argument("--mix", type=float, default=0.5,
                    help="the net's share in the mixed estimate, as --value-weight; default 0.5")
-    p.add_argument("--seed", type=int, default=0, help="seed of the picks and playouts")
     p.add_argument("--split", choices=["all", "train", "val"], default="all",
                    help="only games of this hash split (default: every game)")
     p.add_argument("--komi", type=float,
