@@ -222,7 +222,7 @@ def _acceptable(b, p, color, policy, words, rng):
 
 
 @njit(**NO_ALLOC)
-def _add(cands, n, p):
+def add_candidate(cands, n, p):
     """Append p to the candidate list unless full or already there; return the new count."""
     if n >= cands.shape[0]:
         return n
@@ -257,7 +257,7 @@ def atari_moves(b, color, last, cands, words, ladder):
     opponent = 3 - color
     n = 0
     if b.stones[last] == opponent and b.nlibs[b.chain[last]] == 1:
-        n = _add(cands, n, first_liberty(b, b.chain[last]))
+        n = add_candidate(cands, n, first_liberty(b, b.chain[last]))
     for d in (-w, -1, 1, w):
         q = last + d
         if b.stones[q] != color or b.nlibs[b.chain[q]] != 1:
@@ -268,14 +268,14 @@ def atari_moves(b, color, last, cands, words, ladder):
             for e in (-w, -1, 1, w):
                 t = s + e
                 if b.stones[t] == opponent and b.nlibs[b.chain[t]] == 1:
-                    n = _add(cands, n, first_liberty(b, b.chain[t]))
+                    n = add_candidate(cands, n, first_liberty(b, b.chain[t]))
             s = b.chain_next[s]
             if s == head:
                 break
         lib = first_liberty(b, head)
         if captures_something(b, lib, color) or escapes_atari(b, lib, color, head, words,
                                                               ladder):
-            n = _add(cands, n, lib)
+            n = add_candidate(cands, n, lib)
     return n
 
 
@@ -305,7 +305,7 @@ def atari2_moves(b, color, last, cands, words):
                 p = k * 64 + popcount64((bits & (~bits + np.uint64(1))) - np.uint64(1))
                 bits &= bits - np.uint64(1)
                 if _two_liberties_after(b, p, color, words):
-                    n = _add(cands, n, p)
+                    n = add_candidate(cands, n, p)
     return n
 
 
@@ -401,7 +401,7 @@ def pattern_moves(b, policy, last, last2, cands):
         for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
             q = m + d
             if b.stones[q] == EMPTY and policy.patterns[b.nbr_code[q]]:
-                n = _add(cands, n, q)
+                n = add_candidate(cands, n, q)
     return n
 
 

@@ -20,7 +20,7 @@ from numba import njit
 
 from engine import board as bd
 from engine.ladder import caught_in_ladder, new_ladder_scratch
-from engine.playout import _add as _add_candidate
+from engine.playout import add_candidate
 
 # Plies a reading may go down, positions one question may visit, and positions all the
 # questions of one tactical_moves call may visit (its worst case on 19x19 game positions was
@@ -69,7 +69,7 @@ def _neighbour_chains(b, head, color, max_libs, heads):
         for d in (-w, -1, 1, w):
             q = s + d
             if b.stones[q] == color and b.nlibs[b.chain[q]] <= max_libs:
-                n = _add_candidate(heads, n, b.chain[q])
+                n = add_candidate(heads, n, b.chain[q])
         s = b.chain_next[s]
         if s == head:
             break
@@ -81,7 +81,7 @@ def _add_liberties(b, head, out, n, libs):
     """Append the liberties of the chain at head to out[:n]; return the new count."""
     k = bd.chain_liberties(b, head, libs)
     for i in range(k):
-        n = _add_candidate(out, n, libs[i])
+        n = add_candidate(out, n, libs[i])
     return n
 
 
@@ -215,15 +215,15 @@ def tactical_moves(b, color, sc, out):
         return 0
     w = b.info[bd.WIDTH]
     chains = sc.chains
-    k = _add_candidate(chains, 0, b.chain[last])
+    k = add_candidate(chains, 0, b.chain[last])
     for d in (-w, -1, 1, w):
         q = last + d
         if b.stones[q] == bd.BLACK or b.stones[q] == bd.WHITE:
-            k = _add_candidate(chains, k, b.chain[q])
+            k = add_candidate(chains, k, b.chain[q])
     for owner in (bd.BLACK, bd.WHITE):
         found = _neighbour_chains(b, b.chain[last], owner, MAX_LIBERTIES, sc.heads)
         for i in range(found):
-            k = _add_candidate(chains, k, sc.heads[i])
+            k = add_candidate(chains, k, sc.heads[i])
     candidates = sc.first
     n = 0
     sc.counters[1] = 0
@@ -238,7 +238,7 @@ def tactical_moves(b, color, sc, out):
             for i in range(m):
                 if bd.is_legal(b, candidates[i], color) \
                         and not captured_after(sc, b, candidates[i], color, head, True):
-                    n = _add_candidate(out, n, candidates[i])
+                    n = add_candidate(out, n, candidates[i])
         else:
             if captured_after(sc, b, -1, color, head, False):
                 continue        # dead even if the opponent moves first
@@ -246,7 +246,7 @@ def tactical_moves(b, color, sc, out):
             for i in range(m):
                 if bd.is_legal(b, candidates[i], color) \
                         and captured_after(sc, b, candidates[i], color, head, False):
-                    n = _add_candidate(out, n, candidates[i])
+                    n = add_candidate(out, n, candidates[i])
     return n
 
 
