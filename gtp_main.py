@@ -20,6 +20,7 @@ from engine.gtp import VERSION, GtpEngine, run_gtp
 from engine.player import Player, PlayerConfig
 from engine.playout import PolicyConfig
 from engine.search import MAX_PRIOR_EQEX, SearchConfig
+from engine.shapes import DEFAULT_SHAPES, cached_model
 from engine.warmup import Warmup
 
 
@@ -205,6 +206,14 @@ def build_parser():
                    help="without the network: playouts' worth of each heuristic prior "
                         "(capture, escape, pattern, nearness, self-atari, lines) given to new "
                         f"tree moves; 0 turns them off; default {SearchConfig.prior_eqex}")
+    p.add_argument("--shapes", default="auto", metavar="FILE|none",
+                   help="without the network: the move-shape model (engine.shapes) whose "
+                        "probabilities the tree's new moves get as prior playouts (see "
+                        "--shape-eqex); auto: weights/shapes.npz when there is one")
+    p.add_argument("--shape-eqex", type=prior_playouts, default=SearchConfig.shape_eqex,
+                   help="without the network: a move the shape model gives probability p "
+                        "gets sqrt(p) times this many won playouts of prior; 0 turns the "
+                        f"model off; default {SearchConfig.shape_eqex}")
     p.add_argument("--lgrf", type=fraction, default=PolicyConfig.reply,
                    help="playouts: probability of playing the last good reply (with "
                         "forgetting) to the last two moves or the last move, learnt from "
@@ -396,6 +405,18 @@ def load_evaluator(args):
         raise ValueError(f"cannot use weights {path}: {exc}") from None
 
 
+def shapes_path(args):
+    """Return the shape model file the flags ask for ("" for none), checked: raise ValueError
+    for one asked for by name that cannot be read; auto without the file means none."""
+    if args.shapes == "none" or args.shape_eqex == 0:
+        return ""
+    path = DEFAULT_SHAPES if args.shapes == "auto" else args.shapes
+    if args.shapes == "auto" and not os.path.exists(path):
+        return ""
+    cached_model(path)
+    return path
+
+
 def player_config(args):
     """Return the PlayerConfig (search settings included) that parsed arguments ask for."""
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
@@ -403,6 +424,7 @@ def player_config(args):
     search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
                           rave_bias=args.rave_bias, prior_eqex=args.prior_eqex,
+                          shapes=shapes_path(args), shape_eqex=args.shape_eqex,
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
                           value_until=args.value_until,

@@ -29,6 +29,7 @@ from engine import board as bd
 from engine import playout as po
 from engine.atomics import atomic_add, atomic_cas
 from engine.ladder import atari_starts_ladder, new_ladder_scratch
+from engine.shapes import cached_model, empty_model, nothing_near, rate_moves
 from engine.tactics import new_tactics_scratch, tactical_moves
 from nets.server import EvalServer
 
@@ -40,8 +41,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
  P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
  P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SCORE_WEIGHT, P_SCORE_CENTER,
- P_SCORE_SCALE) = range(20)
-PARAM_SLOTS = 20
+ P_SCORE_SCALE, P_SHAPE_EQEX) = range(21)
+PARAM_SLOTS = 21
 # Search steps between checks whether the move is decided (see decided).
 DECIDED_CHECK_EVERY = 64
 # What a worker writes into the stop flag when it finds the move decided (others write 1).
@@ -105,6 +106,11 @@ class SearchConfig:
     prior_eqex: int = 10           # playouts' worth of each heuristic prior without the net
     net_prior_eqex: int = 0        # the same with the net
     tactics_prior: float = 0.0     # with the net: prior added to engine.tactics' moves
+    # Without the net: winning playouts of sqrt(p) * shape_eqex for a move the shape model
+    # (engine.shapes, loaded from the file `shapes`; "" for none) gives probability p, as
+    # Pachi weighs its pattern model's probabilities.
+    shape_eqex: int = 0
+    shapes: str = ""
     net_expand_visits: int = 4
     top_k: int = 10
     top_cumulative: float = 0.95
@@ -173,6 +179,7 @@ class SearchConfig:
         params[P_SCORE_WEIGHT] = self.score_weight
         params[P_SCORE_CENTER] = score_center
         params[P_SCORE_SCALE] = self.score_scale * size
+        params[P_SHAPE_EQEX] = self.shape_eqex if self.shapes and not net else 0
         return params
 
 
@@ -237,13 +244,14 @@ def candidate_moves(b, color, allowed, out):
 
 
 @njit(cache=True, nogil=True)
-def expand(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex, ladder):
+def expand(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex, ladder, shapes,
+           shape_eqex):
     """Give an UNEXPANDED node its edges; return False when another thread holds the
     expansion or the edge pool is full. See fill_edges for the other arguments."""
     if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
         return False
     return fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex,
-                      ladder)
+                      ladder, shapes, shape_eqex)
 
 
 @njit(**bd.NO_ALLOC)
@@ -292,29 +300,15 @@ def heuristic_prior(b, p, color, patterns, eqex, words, ladder):
     size = b.info[bd.SIZE]
     if size >= 13:
         line = min(min(x, y), min(size + 1 - x, size + 1 - y))
-        if (line == 1 or line == 3) and _nothing_near(b, p, x, y):
+        if (line == 1 or line == 3) and nothing_near(b, p, x, y):
             visits += eqex
             wins += 2 * eqex if line == 3 else 0
     return visits, wins
 
 
-@njit(**bd.NO_ALLOC)
-def _nothing_near(b, p, x, y):
-    """Return True when no stone lies within Manhattan distance 2 of p (at column x, row y
-    counted from 1)."""
-    w = b.info[bd.WIDTH]
-    size = b.info[bd.SIZE]
-    for dy in range(-2, 3):
-        for dx in range(abs(dy) - 2, 3 - abs(dy)):
-            if 1 <= x + dx <= size and 1 <= y + dy <= size:
-                s = b.stones[p + dy * w + dx]
-                if s == bd.BLACK or s == bd.WHITE:
-                    return False
-    return True
-
-
 @njit(cache=True, nogil=True)
-def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex, ladder):
+def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex, ladder,
+               shapes, shape_eqex):
     """Give a node this thread has claimed (EXPANDING) its edges and mark it EXPANDED; return
     False (and leave it UNEXPANDED) when the edge pool is full.
 
@@ -322,11 +316,16 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
     has any weight on them, they are taken by falling prior until their summed prior reaches
     `cumulative` or there are `top_k` (darkforest's tree policy); otherwise all are kept with
     uniform priors. With eqex > 0 each edge also gets heuristic_prior's experience (patterns
-    is the default policy's 3x3 pattern table; ladder the ladder reader's scratch).
+    is the default policy's 3x3 pattern table; ladder the ladder reader's scratch). With
+    shape_eqex > 0 the shape model `shapes` writes its probabilities into priors (scratch
+    then) and each move gets sqrt(probability) * shape_eqex won playouts of prior.
     """
     color = b.info[bd.TO_PLAY]
     moves = np.empty(b.info[bd.NEMPTY] + 1, np.int32)
+    words = np.empty(b.libs.shape[1], np.uint64)
     n = candidate_moves(b, color, allowed, moves)
+    if shape_eqex > 0:
+        rate_moves(b, color, moves, n, shapes, priors, words, ladder)
     weights = np.empty(n, np.float64)
     total = 0.0
     for i in range(n):
@@ -348,7 +347,6 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
     if first + n > tree.edge_move.shape[0]:
         tree.node_state[node] = UNEXPANDED
         return False
-    words = np.empty(b.libs.shape[1], np.uint64)
     for i in range(n):
         e = first + i
         tree.edge_move[e] = moves[i]
@@ -367,6 +365,10 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
         else:
             tree.edge_prior_visits[e] = 0
             tree.edge_prior_wins[e] = 0
+        if shape_eqex > 0:
+            won = np.int32(math.sqrt(tree.edge_prior[e]) * shape_eqex + 0.5)
+            tree.edge_prior_visits[e] += won
+            tree.edge_prior_wins[e] += 2 * won
     tree.node_first[node] = first
     tree.node_count[node] = n
     atomic_cas(tree.node_state, node, EXPANDING, EXPANDED)
@@ -502,11 +504,12 @@ def backup_value(tree, path_edges, depth, value):
 
 @njit(cache=True, nogil=True)
 def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, uniform, request,
-            patterns, ladder):
+            patterns, ladder, shapes):
     """Walk from root to a leaf, playing the moves on b and adding virtual loss; return depth.
 
     path_nodes[0..depth] are the visited nodes, path_edges[0..depth-1] the edges taken.
-    A leaf visited often enough is expanded with uniform priors, or, with the network
+    A leaf visited often enough is expanded with uniform priors (or the shape model's, into
+    the scratch uniform, when P_SHAPE_EQEX > 0), or, with the network
     (P_NET), claimed for evaluation when request[0] == 0: then request[0] is set to the leaf
     node + 1 and the caller sends the leaf position to the network server.
     """
@@ -520,7 +523,7 @@ def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, unifo
             if params[P_NET] == 0:
                 expand(tree, node, b, allow_all, uniform, np.int64(params[P_TOP_K]),
                        params[P_TOP_CUMULATIVE], patterns, np.int32(params[P_PRIOR_EQEX]),
-                       ladder)
+                       ladder, shapes, np.int32(params[P_SHAPE_EQEX]))
                 state = tree.node_state[node]
             elif request[0] == 0:
                 if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) == UNEXPANDED:
@@ -627,7 +630,7 @@ def playout_winner(b, policy, rng, komi, record, ladder):
 @njit(cache=True, nogil=True)
 def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params, budget,
                 request, path_nodes, path_edges, allow_all, uniform, record, first_color,
-                sequence, ladder):
+                sequence, ladder, shapes):
     """Run one descent + playout + backup; return False once `budget` playouts are claimed.
 
     request[0] tells whether this step may claim a leaf for the network (0) or not (-1); when
@@ -638,7 +641,7 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
         return False
     bd.copy_into(scratch, root_board)
     depth = descend(tree, root, scratch, params, rng, path_nodes, path_edges, allow_all,
-                    uniform, request, policy.patterns, ladder)
+                    uniform, request, policy.patterns, ladder, shapes)
     if request[0] > 0:
         bd.copy_into(leaf_board, scratch)
         request[1] = depth
@@ -726,7 +729,7 @@ def follow_score_center(tree, root, params, root_color):
 
 
 @njit(cache=True, nogil=True)
-def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, stop):
+def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, stop, shapes):
     """Run search steps without the network until `budget` playouts are claimed or stop[0]
     is set; return how many this worker ran. root_board must not change while workers run."""
     path_nodes = np.empty(MAX_DEPTH, np.int32)
@@ -739,7 +742,7 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
     while stop[0] == 0:
         if not search_step(tree, root, root_board, scratch, scratch, policy, rng, params,
                            budget, request, path_nodes, path_edges, allow_all, uniform,
-                           record, first_color, sequence, ladder):
+                           record, first_color, sequence, ladder, shapes):
             break
         done += 1
         if done % DECIDED_CHECK_EVERY == 0:
@@ -880,6 +883,7 @@ class Search:
         self.root = reset_tree(self.tree)
         self.policy = config.policy.build()
         self.server = None if evaluator is None else EvalServer(evaluator, self._on_priors)
+        self.shapes = cached_model(config.shapes) if config.shapes else empty_model()
         self._root_moves = None        # the game's move list (color, point) at the root
         self._root_setup = None
         self._root_color = None        # the colour the root was searched for
@@ -950,7 +954,8 @@ class Search:
         if self.server is None:
             expand(tree, self.root, board, allowed, np.zeros(allowed.shape[0], np.float32),
                    1 << 30, 2.0, self.policy.patterns, np.int32(self.config.prior_eqex),
-                   new_ladder_scratch(board.stones.shape[0]))
+                   new_ladder_scratch(board.stones.shape[0]), self.shapes,
+                   np.int32(self.config.as_array(0.0)[P_SHAPE_EQEX]))
         else:
             try:
                 priors = self.server.evaluate_now([board])[0][0]
@@ -961,7 +966,7 @@ class Search:
             priors = self._with_tactics(board, priors)
             expand(tree, self.root, board, allowed, priors, root_top_k, cumulative,
                    self.policy.patterns, np.int32(self.config.net_prior_eqex),
-                   new_ladder_scratch(board.stones.shape[0]))
+                   new_ladder_scratch(board.stones.shape[0]), self.shapes, np.int32(0))
 
     def _on_priors(self, tag, priors, value):
         """Server callback: expand the claimed leaf with the network's priors and back its
@@ -974,7 +979,8 @@ class Search:
         allow_all = np.ones(board.stones.shape[0], np.bool_)
         fill_edges(self.tree, node, board, allow_all, priors, np.int64(self._params[P_TOP_K]),
                    self._params[P_TOP_CUMULATIVE], self.policy.patterns,
-                   np.int32(self._params[P_PRIOR_EQEX]), new_ladder_scratch(board.stones.shape[0]))
+                   np.int32(self._params[P_PRIOR_EQEX]), new_ladder_scratch(board.stones.shape[0]),
+                   self.shapes, np.int32(0))
         if value is not None:
             backup_value(self.tree, path, len(path), value)
 
@@ -1029,7 +1035,7 @@ class Search:
             request[0] = 0 if self.server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
                                budget, request, path_nodes, path_edges, allow_all, uniform,
-                               record, first_color, sequence, ladder):
+                               record, first_color, sequence, ladder, self.shapes):
                 break
             if request[0] > 0:
                 tag = (int(request[0]) - 1, leaf, path_edges[:request[1]].copy())
@@ -1064,7 +1070,8 @@ class Search:
         if self.server is None:
             threads = [threading.Thread(target=search_worker,
                                         args=(tree, self.root, board, bd.copy_board(board),
-                                              self.policy, rng, params, playouts, stop),
+                                              self.policy, rng, params, playouts, stop,
+                                              self.shapes),
                                         daemon=True)
                        for rng in self._rngs]
         else:

@@ -10,6 +10,7 @@ from engine import playout as po
 from engine.ladder import new_ladder_scratch
 from engine.game import Game
 from engine.patterns import pattern_table
+from engine.shapes import empty_model
 from engine.search import (C_EDGES, C_NODES, EXPANDED, MoveTime, Search, SearchConfig, find_child,
                            time_verdict, unclear)
 from asciiboard import game_from_diagram
@@ -194,7 +195,8 @@ def test_amaf_credits_moves_the_mover_played_first_later():
     root = reset_tree(tree)
     allowed = np.ones(game.board.stones.shape[0], np.bool_)
     expand(tree, root, game.board, allowed, np.zeros(allowed.shape[0], np.float32), 1000, 2.0,
-           pattern_table(), np.int32(0), new_ladder_scratch(game.board.stones.shape[0]))
+           pattern_table(), np.int32(0), new_ladder_scratch(game.board.stones.shape[0]),
+           empty_model(), np.int32(0))
     first, count = tree.node_first[root], tree.node_count[root]
     edge_of = {game.vertex(int(tree.edge_move[e])): e for e in range(first, first + count)}
     a1, b2, c3 = (game.parse_vertex(v) for v in ("A1", "B2", "C3"))
@@ -221,7 +223,8 @@ def expanded_root(game, eqex=10):
     board.info[bd.TO_PLAY] = game.to_play
     allowed = np.ones(board.stones.shape[0], np.bool_)
     expand(tree, root, board, allowed, np.zeros(allowed.shape[0], np.float32), 1 << 30, 2.0,
-           pattern_table(), np.int32(eqex), new_ladder_scratch(board.stones.shape[0]))
+           pattern_table(), np.int32(eqex), new_ladder_scratch(board.stones.shape[0]),
+           empty_model(), np.int32(0))
     return tree, root
 
 
