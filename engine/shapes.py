@@ -271,10 +271,17 @@ def rate_moves(b, color, moves, n, model, out, words, ladder):
         read_states(b, p, color, model.dx, model.dy, states, states_3x3)
         pattern_hashes(states, states_3x3, identity, model.zobrist, model.zobrist_3x3,
                        model.salts, model.ring_ends, hashes)
-        for k in range(N_HASHES):
+        slot = table_slot(model.keys, hashes[0])
+        if slot >= 0:
+            score += model.values[slot]
+        # A colour pattern is kept only when seen often enough, so a pattern of a larger
+        # radius is never kept without every smaller one around the same point: the first
+        # radius missing from the table ends the lookups.
+        for k in range(1, N_HASHES):
             slot = table_slot(model.keys, hashes[k])
-            if slot >= 0:
-                score += model.values[slot]
+            if slot < 0:
+                break
+            score += model.values[slot]
         scores[i] = score
         best = max(best, score)
     total = 0.0

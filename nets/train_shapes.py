@@ -9,7 +9,8 @@ every epoch, so the epochs see different positions):
    the first --harvest-games games; those seen --min-count times or more become features;
 2. train: the softmax over each position's candidate moves (legal, not filling an own eye) of
    the summed feature weights, fitted to the move played by AdaGrad with a little L2;
-3. test: top-1 and log-likelihood of the moves played in --val-data games.
+3. test: top-1, top-5 and log-likelihood of the moves played in --val-data games, rated by the
+   written model as the search rates them (ties broken at random).
 The model file (engine.shapes.save_model) gets a card with the data and figures; the last line
 of stdout is that card as JSON.
 """
@@ -81,11 +82,56 @@ def _dict_find(dict_keys, h):
 
 
 @njit(cache=True)
+def _add_ranking(scores, n, played, stats):
+    """Add one position to stats [positions, top-1, log-likelihood, top-5]: the chance that
+    the move played is first (or in the first five) when ties are broken at random."""
+    better = 0
+    ties = 0
+    for c in range(n):
+        if scores[c] > scores[played]:
+            better += 1
+        elif scores[c] == scores[played] and c != played:
+            ties += 1
+    stats[0] += 1
+    stats[1] += min(max((1 - better) / (ties + 1), 0.0), 1.0)
+    stats[3] += min(max((5 - better) / (ties + 1), 0.0), 1.0)
+
+
+@njit(cache=True)
+def test_game(b, points, colors, offset, stride, model, stats):
+    """Replay a game; at each position i % stride == offset, rate the candidates with the
+    search's model (engine.shapes.rate_moves) and add the move played to stats as
+    _add_ranking does, with its log-likelihood."""
+    moves = np.empty(MAX_CANDIDATES, np.int32)
+    probs = np.zeros(b.stones.shape[0], np.float32)
+    scores = np.empty(MAX_CANDIDATES, np.float64)
+    allowed = np.ones(b.stones.shape[0], np.bool_)
+    words = np.empty(b.libs.shape[1], np.uint64)
+    ladder = new_ladder_scratch(b.stones.shape[0])
+    for i in range(points.shape[0]):
+        p = points[i]
+        if i % stride == offset and p >= 0:
+            n = candidate_moves(b, colors[i], allowed, moves)
+            played = -1
+            for c in range(n):
+                if moves[c] == p:
+                    played = c
+            if played >= 0:
+                sh.rate_moves(b, colors[i], moves, n, model, probs, words, ladder)
+                for c in range(n):
+                    scores[c] = probs[moves[c]]
+                _add_ranking(scores, n, played, stats)
+                stats[2] += np.log(max(scores[played], 1e-30))
+        if bd.play(b, p, colors[i]) != bd.OK:
+            break
+
+
+@njit(cache=True)
 def fit_game(b, points, colors, offset, stride, zobrist, zobrist_3x3, salts, ring_ends, perms,
-             dx, dy, dict_keys, dict_index, weights, sumsq, lr, l2, learn, stats):
+             dx, dy, dict_keys, dict_index, weights, sumsq, lr, l2, stats):
     """Replay a game; at each position i % stride == offset, score every candidate move,
-    add to stats [positions, top-1 hits, log-likelihood of the move played, top-5 hits] and,
-    when learn, take one AdaGrad step on the softmax's cross-entropy."""
+    add the move played to stats (as _add_ranking) and take one AdaGrad step on the
+    softmax's cross-entropy."""
     n_points = dx.shape[0]
     st = np.empty(n_points, np.int8)
     st3 = np.empty(8, np.int8)
@@ -129,33 +175,27 @@ def fit_game(b, points, colors, offset, stride, zobrist, zobrist_3x3, salts, rin
                         score += weights[ids[c, j]]
                     scores[c] = score
                     best = max(best, score)
+                _add_ranking(scores, n, played, stats)
                 total = 0.0
-                better = 0
                 for c in range(n):
-                    if scores[c] > scores[played]:
-                        better += 1
                     scores[c] = np.exp(scores[c] - best)
                     total += scores[c]
-                stats[0] += 1
-                stats[1] += 1 if better == 0 else 0
                 stats[2] += np.log(scores[played] / total)
-                stats[3] += 1 if better < 5 else 0
-                if learn:
-                    nt = 0
-                    for c in range(n):
-                        prob = scores[c] / total - (1.0 if c == played else 0.0)
-                        for j in range(counts[c]):
-                            f = ids[c, j]
-                            if grad[f] == 0.0:
-                                touched[nt] = f
-                                nt += 1
-                            grad[f] += prob
-                    for t in range(nt):
-                        f = touched[t]
-                        g = grad[f] + l2 * weights[f]
-                        sumsq[f] += g * g
-                        weights[f] -= lr * g / np.sqrt(sumsq[f] + 1e-6)
-                        grad[f] = 0.0
+                nt = 0
+                for c in range(n):
+                    prob = scores[c] / total - (1.0 if c == played else 0.0)
+                    for j in range(counts[c]):
+                        f = ids[c, j]
+                        if grad[f] == 0.0:
+                            touched[nt] = f
+                            nt += 1
+                        grad[f] += prob
+                for t in range(nt):
+                    f = touched[t]
+                    g = grad[f] + l2 * weights[f]
+                    sumsq[f] += g * g
+                    weights[f] -= lr * g / np.sqrt(sumsq[f] + 1e-6)
+                    grad[f] = 0.0
         if bd.play(b, p, color) != bd.OK:
             break
 
@@ -165,7 +205,10 @@ def parse_args(argv=None):
     p.add_argument("--data", nargs="+", required=True, help="training games: SGF files, "
                    "directories, archives")
     p.add_argument("--val-data", nargs="+", required=True, help="held-out games for the test")
-    p.add_argument("--out", required=True, help="model file to write (.npz)")
+    p.add_argument("--out", required=True, help="model file to write (.npz); with --test-only "
+                   "the model to test")
+    p.add_argument("--test-only", action="store_true", help="only test the --out model on "
+                   "--val-data, as the search rates moves; print the figures as JSON")
     p.add_argument("--games", type=int, default=20000, help="training games read")
     p.add_argument("--harvest-games", type=int, default=20000)
     p.add_argument("--min-count", type=int, default=10, help="occurrences a pattern needs")
@@ -218,23 +261,44 @@ def harvest(records, args, zobrist, zobrist_3x3, salts):
     return kinds, pattern_states, hashes
 
 
-def run_games(records, args, model_arrays, weights, sumsq, learn, offset_base):
+def fit_games(records, args, model_arrays, weights, sumsq, epoch):
+    """One epoch of fit_game over the records; log the running figures."""
     stats = np.zeros(4, np.float64)
     zobrist, zobrist_3x3, salts, dict_keys, dict_index = model_arrays
     for g, record in enumerate(records):
         fit_game(nd.new_game_board(record), record.points, record.colors,
-                 (g + offset_base) % args.stride, args.stride, zobrist, zobrist_3x3, salts,
+                 (g + epoch) % args.stride, args.stride, zobrist, zobrist_3x3, salts,
                  sh.RING_ENDS, sh.PERMUTATIONS, sh.DX, sh.DY, dict_keys, dict_index, weights,
-                 sumsq, args.lr, args.l2, learn, stats)
-        if learn and (g + 1) % 2000 == 0:
+                 sumsq, args.lr, args.l2, stats)
+        if (g + 1) % 2000 == 0:
             _log(f"  {g + 1} games: top-1 {stats[1] / stats[0]:.3f} "
                  f"log-likelihood {stats[2] / stats[0]:.3f}")
-    return stats
+
+
+def test_model(path, records, stride):
+    """Return {positions, top1, top5, log_likelihood} of the model file on the records'
+    positions i % stride == (game index % stride), rated as the search rates them."""
+    model = sh.load_model(path)
+    stats = np.zeros(4, np.float64)
+    for g, record in enumerate(records):
+        test_game(nd.new_game_board(record), record.points, record.colors, g % stride, stride,
+                  model, stats)
+    return {"positions": int(stats[0]), "top1": round(stats[1] / max(stats[0], 1), 4),
+            "top5": round(stats[3] / max(stats[0], 1), 4),
+            "log_likelihood": round(stats[2] / max(stats[0], 1), 4)}
 
 
 def main(argv=None):
     args = parse_args(argv)
     started = time.time()
+    if args.test_only:
+        try:
+            figures = test_model(args.out, read_records(args.val_data, args.val_games,
+                                                        args.size), args.stride)
+        except ValueError as exc:
+            sys.exit(str(exc))
+        print(json.dumps(figures))
+        return
     records = read_records(args.data, args.games, args.size)
     val_records = read_records(args.val_data, args.val_games, args.size)
     _log(f"{len(records)} training games, {len(val_records)} test games")
@@ -252,14 +316,15 @@ def main(argv=None):
     sumsq = np.zeros_like(weights)
     for epoch in range(args.epochs):
         _log(f"epoch {epoch + 1}")
-        run_games(records, args, arrays, weights, sumsq, True, epoch)
-    test = run_games(val_records, args, arrays, weights, sumsq, False, 0)
+        fit_games(records, args, arrays, weights, sumsq, epoch)
+    sh.save_model(args.out, weights[:sh.N_FIXED], kinds, states, weights[sh.N_FIXED:], zobrist,
+                  zobrist_3x3, salts, "{}")
+    test = test_model(args.out, val_records, args.stride)
     card = {
         "data": [str(p) for p in args.data], "games": len(records),
         "test_data": [str(p) for p in args.val_data], "test_games": len(val_records), "size": args.size,
-        "test_positions": int(test[0]), "test_top1": round(test[1] / test[0], 4),
-        "test_top5": round(test[3] / test[0], 4),
-        "test_log_likelihood": round(test[2] / test[0], 4),
+        "test_positions": test["positions"], "test_top1": test["top1"],
+        "test_top5": test["top5"], "test_log_likelihood": test["log_likelihood"],
         "patterns": {str(kind): int((kinds == kind).sum()) for kind in range(sh.N_HASHES)},
         "fixed_weights": [round(float(w), 3) for w in weights[:sh.N_FIXED]],
         "args": {k: v for k, v in vars(args).items() if k not in ("data", "val_data")},
