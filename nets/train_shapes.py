@@ -202,16 +202,17 @@ def fit_game(b, points, colors, offset, stride, zobrist, zobrist_3x3, salts, rin
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data", nargs="+", required=True, help="training games: SGF files, "
-                   "directories, archives")
+    p.add_argument("--data", nargs="+", help="training games: SGF files, directories, "
+                   "archives (not needed with --test-only)")
     p.add_argument("--val-data", nargs="+", required=True, help="held-out games for the test")
     p.add_argument("--out", required=True, help="model file to write (.npz); with --test-only "
                    "the model to test")
     p.add_argument("--test-only", action="store_true", help="only test the --out model on "
                    "--val-data, as the search rates moves; print the figures as JSON")
-    p.add_argument("--games", type=int, default=20000, help="training games read")
-    p.add_argument("--harvest-games", type=int, default=20000)
-    p.add_argument("--min-count", type=int, default=10, help="occurrences a pattern needs")
+    p.add_argument("--games", type=int, default=16000, help="training games read")
+    p.add_argument("--harvest-games", type=int, default=16000,
+                   help="games whose played moves give the patterns")
+    p.add_argument("--min-count", type=int, default=8, help="occurrences a pattern needs")
     p.add_argument("--stride", type=int, default=4, help="use one position in this many")
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--lr", type=float, default=0.1)
@@ -220,6 +221,8 @@ def parse_args(argv=None):
     p.add_argument("--size", type=int, default=19, help="board size of the games used")
     p.add_argument("--seed", type=int, default=0, help="seed of the patterns' Zobrist keys")
     args = p.parse_args(argv)
+    if not args.data and not args.test_only:
+        p.error("--data is required to train")
     for name in ("games", "harvest_games", "min_count", "stride", "epochs", "val_games"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")

@@ -242,11 +242,22 @@ def test_training_learns_contact_play_and_writes_a_usable_model(tmp_path):
     assert distances[0] == max(distances)
     model = sh.load_model(str(out))
     assert model.fixed[sh.F_DISTANCE] == pytest.approx(distances[0], abs=1e-3)
+    retest = ts.test_model(str(out), ts.read_records([str(tmp_path / "test")], 10, 9), 1)
+    assert retest["top1"] == card["test_top1"] and retest["positions"] == card["test_positions"]
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"junk")
+    failed = subprocess.run([sys.executable, "-m", "nets.train_shapes", "--test-only", "--out",
+                             str(junk), "--val-data", str(tmp_path / "test"), "--size", "9"],
+                            capture_output=True, text=True, timeout=600)
+    assert failed.returncode != 0 and "not a readable shape model" in failed.stderr
 
 
 def test_training_rejects_bad_arguments(tmp_path):
     with pytest.raises(SystemExit):
         ts.parse_args(["--data", "x", "--val-data", "y", "--out", "z", "--stride", "0"])
+    with pytest.raises(SystemExit):
+        ts.parse_args(["--val-data", "y", "--out", "z"])
+    assert ts.parse_args(["--val-data", "y", "--out", "z", "--test-only"]).test_only
 
 
 def test_the_search_gives_the_model_s_moves_their_prior(tmp_path):
