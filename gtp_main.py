@@ -406,14 +406,18 @@ def load_evaluator(args):
 
 
 def shapes_path(args):
-    """Return the shape model file the flags ask for ("" for none), checked: raise ValueError
-    for one asked for by name that cannot be read; auto without the file means none."""
+    """Return the shape model file the flags ask for ("" for none): raise ValueError for one
+    named with --shapes that cannot be read; auto without the file means none. The search
+    reads it only when it runs without the network (--net none, or no weights file); a file
+    named, or the shipped one under --net none, is read here so that a bad one stops the
+    engine before GTP starts."""
     if args.shapes == "none" or args.shape_eqex == 0:
         return ""
     path = DEFAULT_SHAPES if args.shapes == "auto" else args.shapes
     if args.shapes == "auto" and not os.path.exists(path):
         return ""
-    cached_model(path)
+    if args.shapes != "auto" or args.net == "none":
+        cached_model(path)
     return path
 
 

@@ -305,22 +305,23 @@ def _fill_table(keys, values, hashes, weights):
         values[i] = weights[j]
 
 
+@njit(cache=True)
+def _variant_hashes(kinds, states, perms, zobrist, zobrist_3x3, salts, ring_ends, out):
+    hashes = np.empty(N_HASHES, np.uint64)
+    for i in range(kinds.shape[0]):
+        for s in range(perms.shape[0]):
+            pattern_hashes(states[i], states[i, :8], perms[s], zobrist, zobrist_3x3, salts,
+                           ring_ends, hashes)
+            out[i, s] = hashes[kinds[i]]
+
+
 def variant_hashes(kinds, states, zobrist, zobrist_3x3, salts):
     """Return uint64[len(kinds), 8]: the hashes of each pattern (its kind: 0 the 3x3 liberty
     pattern, r >= 1 the colour pattern of RADII[r - 1]; its states as read_states writes them,
     the 3x3 ones in the first 8) under the 8 symmetries."""
     out = np.zeros((len(kinds), 8), np.uint64)
-    points = np.arange(len(POINTS))
-    for s, perm in enumerate(PERMUTATIONS):
-        turned = states[:, perm]
-        for kind in range(N_HASHES):
-            rows = np.flatnonzero(kinds == kind)
-            if kind == 0:
-                h = np.bitwise_xor.reduce(zobrist_3x3[points[:8], turned[rows][:, :8]], axis=1)
-            else:
-                end = RING_ENDS[kind - 1]
-                h = np.bitwise_xor.reduce(zobrist[points[:end], turned[rows][:, :end]], axis=1)
-            out[rows, s] = (h ^ salts[kind]) | np.uint64(1)
+    _variant_hashes(np.asarray(kinds, np.int64), np.asarray(states, np.int8), PERMUTATIONS,
+                    zobrist, zobrist_3x3, salts, RING_ENDS, out)
     return out
 
 
@@ -382,6 +383,6 @@ def load_model(path):
                        or states[kinds == 0].max(initial=0) >= LIBERTY_STATES
                        or states[kinds > 0].max(initial=0) >= 4))):
         raise ValueError(f"{path}: shape model arrays of the wrong shape or range")
-    return build_model(fields["fixed"], kinds, states, fields["weights"],
+    return build_model(fields["fixed"], kinds, states.astype(np.int8), fields["weights"],
                        fields["zobrist"].astype(np.uint64),
                        fields["zobrist_3x3"].astype(np.uint64), fields["salts"].astype(np.uint64))

@@ -279,3 +279,22 @@ def test_the_search_gives_the_model_s_moves_their_prior(tmp_path):
         moves[eqex] = min(x, y, 8 - x, 8 - y)
         player.search.close()
     assert moves[0] > 0 and moves[10_000] == 0
+
+
+def test_a_bad_shapes_file_stops_the_engine_before_gtp(tmp_path, capsys):
+    import gtp_main
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"junk")
+    assert gtp_main.main(["--net", "none", "--shapes", str(junk)]) == 2
+    assert "not a readable shape model" in capsys.readouterr().err
+
+
+def test_shape_flags_reach_the_search():
+    import gtp_main
+    parse = gtp_main.build_parser().parse_args
+    default = gtp_main.player_config(parse(["--net", "none"])).search
+    assert default.shapes == sh.DEFAULT_SHAPES and default.shape_eqex == SearchConfig.shape_eqex
+    assert gtp_main.player_config(parse(["--net", "none", "--shapes", "none"])).search.shapes == ""
+    assert gtp_main.player_config(parse(["--net", "none", "--shape-eqex", "0"])).search.shapes == ""
+    with pytest.raises(SystemExit):
+        parse(["--shape-eqex", "-1"])
