@@ -8,6 +8,8 @@ import subprocess
 import threading
 import time
 
+from engine import foreign_environment
+
 _STATUS_LINE = re.compile(r"([=?])(\d*)(?:\s(.*))?$", re.DOTALL)
 
 
@@ -38,7 +40,8 @@ class GtpEngine:
 
     def __init__(self, command: str, stderr_path: str, tail_timeout: float = 1.0,
                  env: dict[str, str] | None = None):
-        """Start command (its environment env, else ours), its stderr written to stderr_path."""
+        """Start command (its environment env, else ours without our numba cache folder:
+        engine.foreign_environment), its stderr written to stderr_path."""
         self.command = command
         # Lines after an answer's first one come at once from a sane engine, so a
         # short wait spots an answer that never gets its terminating empty line.
@@ -48,7 +51,8 @@ class GtpEngine:
             # interrupted match abandons its games instead of recording crashes.
             self._proc = subprocess.Popen(
                 shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=log, start_new_session=True, env=env)
+                stderr=log, start_new_session=True,
+                env=foreign_environment() if env is None else env)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._next_id = 1
         threading.Thread(target=self._read_stdout, daemon=True).start()

@@ -28,4 +28,17 @@ def numba_cache_dir():
     return _ROOT / ".numba_cache" / digest.hexdigest()[:16]
 
 
+# Set by the user before this package, if at all (see foreign_environment).
+_USER_CACHE_DIR = os.environ.get("NUMBA_CACHE_DIR")
 os.environ.setdefault("NUMBA_CACHE_DIR", str(numba_cache_dir()))
+
+
+def foreign_environment():
+    """Return a copy of the environment for starting another program, maybe another
+    checkout's engine (the match runner's engines): without the cache folder this package
+    chose for its own sources, which that engine would otherwise take for its own, compiling
+    its code into it cold (or, for a user-set folder, left as the user set it)."""
+    env = dict(os.environ)
+    if _USER_CACHE_DIR is None:
+        env.pop("NUMBA_CACHE_DIR", None)
+    return env

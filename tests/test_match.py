@@ -302,3 +302,14 @@ def test_plot_without_matplotlib_is_skipped_with_a_message(capsys, tmp_path, fak
     assert match.main(argv) == 0
     assert "matplotlib is not installed" in capsys.readouterr().err
     assert not plot.exists()
+
+
+def test_engines_started_by_the_match_runner_get_no_cache_folder_of_ours(monkeypatch):
+    """Another checkout's engine must choose its own numba cache folder (its sources' hash):
+    handed ours, it compiles its code cold into the folder of other sources."""
+    import engine
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/ours")
+    monkeypatch.setattr(engine, "_USER_CACHE_DIR", None)
+    assert "NUMBA_CACHE_DIR" not in engine.foreign_environment()
+    monkeypatch.setattr(engine, "_USER_CACHE_DIR", "/ours")
+    assert engine.foreign_environment()["NUMBA_CACHE_DIR"] == "/ours"
