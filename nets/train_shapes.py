@@ -71,17 +71,6 @@ def harvest_game(b, points, colors, offset, stride, zobrist, zobrist_3x3, salts,
 
 
 @njit(cache=True)
-def _dict_find(dict_keys, h):
-    mask = dict_keys.shape[0] - 1
-    i = np.int64(h & np.uint64(mask))
-    while dict_keys[i] != 0:
-        if dict_keys[i] == h:
-            return i
-        i = (i + 1) & mask
-    return -1
-
-
-@njit(cache=True)
 def _add_ranking(scores, n, played, stats):
     """Add one position to stats [positions, top-1, log-likelihood, top-5]: the chance that
     the move played is first (or in the first five) when ties are broken at random."""
@@ -165,7 +154,7 @@ def fit_game(b, points, colors, offset, stride, zobrist, zobrist_3x3, salts, rin
                     _canonical_hashes(st, st3, zobrist, zobrist_3x3, salts, ring_ends, perms,
                                       hashes, scratch)
                     for kind in range(sh.N_HASHES):
-                        slot = _dict_find(dict_keys, hashes[kind])
+                        slot = sh.table_slot(dict_keys, hashes[kind])
                         if slot >= 0:
                             ids[c, k] = sh.N_FIXED + dict_index[slot]
                             k += 1
