@@ -194,6 +194,10 @@ def build_parser():
                         "that a capture and liberty-race reader finds settling a fight at the "
                         "last move (a kill the opponent could prevent, a rescue of a chain the "
                         f"opponent could take); default {SearchConfig.tactics_prior}")
+    p.add_argument("--expand-visits", type=positive_int, default=SearchConfig.expand_visits,
+                   help="without the network: visits a tree leaf gets (each a playout) before "
+                        "it grows children, each rated by the priors (the shape model's "
+                        f"among them); default {SearchConfig.expand_visits}")
     p.add_argument("--net-expand-visits", type=positive_int,
                    default=SearchConfig.net_expand_visits,
                    help="with the network: visits a tree leaf gets (each a playout) before "
@@ -435,6 +439,7 @@ def player_config(args):
                           score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
                           tactics_prior=args.tactics_prior,
+                          expand_visits=args.expand_visits,
                           net_expand_visits=args.net_expand_visits,
                           early_stop=args.early_stop,
                           deterministic=args.deterministic,

@@ -298,3 +298,13 @@ def test_shape_flags_reach_the_search():
     assert gtp_main.player_config(parse(["--net", "none", "--shape-eqex", "0"])).search.shapes == ""
     with pytest.raises(SystemExit):
         parse(["--shape-eqex", "-1"])
+
+
+def test_expand_visits_flag_reaches_the_search():
+    import gtp_main
+    parse = gtp_main.build_parser().parse_args
+    assert gtp_main.player_config(parse(["--net", "none"])).search.expand_visits == \
+        SearchConfig.expand_visits
+    assert gtp_main.player_config(parse(["--expand-visits", "8"])).search.expand_visits == 8
+    with pytest.raises(SystemExit):
+        parse(["--expand-visits", "0"])
