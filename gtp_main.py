@@ -412,9 +412,9 @@ def load_evaluator(args):
 def shapes_path(args):
     """Return the shape model file the flags ask for ("" for none): raise ValueError for one
     named with --shapes that cannot be read; auto without the file means none. The search
-    reads it only when it runs without the network (--net none, or no weights file); a file
-    named, or the shipped one under --net none, is read here so that a bad one stops the
-    engine before GTP starts."""
+    reads it only when it runs without the network (--net none, or no weights file): main
+    reads it then, and this reads a file named or the shipped one under --net none, so that
+    a bad one stops the engine before GTP starts."""
     if args.shapes == "none" or args.shape_eqex == 0:
         return ""
     path = DEFAULT_SHAPES if args.shapes == "auto" else args.shapes
@@ -485,6 +485,8 @@ def compiler_command(args):
                "--device", "cpu", "--log-level", "warning"]
     if args.tactics_prior > 0:
         command += ["--tactics-prior", repr(args.tactics_prior)]
+    shapes = shapes_path(args)
+    command += ["--shapes", os.path.abspath(shapes) if shapes else "none"]
     if args.net == "none":
         command += ["--net", "none"]
     elif args.weights is not None:
@@ -523,6 +525,8 @@ def main(argv=None):
         # the warm-up's first stage needs no network.
         warmup = None if args.warm_up else Warmup(config, compiler_command(args)).start()
         evaluator = load_evaluator(args)
+        if evaluator is None and config.search.shapes:
+            cached_model(config.search.shapes)
     except ValueError as exc:
         if warmup is not None:
             warmup.stop_compiler()

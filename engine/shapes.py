@@ -363,26 +363,32 @@ def save_model(path, fixed, kinds, states, weights, zobrist, zobrist_3x3, salts,
 
 
 def load_model(path):
-    """Read a model file written by save_model; raise ValueError for anything else."""
+    """Read a model file written by save_model; raise ValueError for anything else (a file
+    cut short or corrupted, fields of the wrong type, shape or range, weights not finite)."""
     try:
         with np.load(path, allow_pickle=False) as data:
             fields = {k: data[k] for k in ("format", "max_radius", "fixed", "kinds", "states",
                                            "weights", "zobrist", "zobrist_3x3", "salts")}
-    except (OSError, KeyError, EOFError, ValueError) as exc:
+        if (fields["format"].shape != () or str(fields["format"]) != FORMAT
+                or fields["max_radius"].shape != () or int(fields["max_radius"]) != MAX_RADIUS):
+            raise ValueError(f"not a {FORMAT} shape model of radius {MAX_RADIUS}")
+        kinds, states = fields["kinds"].astype(np.int64), fields["states"].astype(np.int64)
+        fixed, weights = fields["fixed"].astype(np.float32), fields["weights"].astype(np.float32)
+        keys = [fields[k].astype(np.uint64) for k in ("zobrist", "zobrist_3x3", "salts")]
+    except Exception as exc:  # noqa: BLE001 - numpy and zipfile raise many kinds for a bad file
         raise ValueError(f"{path}: not a readable shape model ({exc})") from None
-    if str(fields["format"]) != FORMAT or int(fields["max_radius"]) != MAX_RADIUS:
-        raise ValueError(f"{path}: not a {FORMAT} shape model of radius {MAX_RADIUS}")
-    kinds, states = fields["kinds"].astype(np.int64), fields["states"].astype(np.int64)
     n = kinds.shape[0]
-    if (fields["fixed"].shape != (N_FIXED,) or kinds.shape != (n,)
-            or states.shape != (n, len(POINTS)) or fields["weights"].shape != (n,)
-            or fields["zobrist"].shape != (len(POINTS), 4)
-            or fields["zobrist_3x3"].shape != (8, LIBERTY_STATES)
-            or fields["salts"].shape != (N_HASHES,)
+    # Columns past the 3x3 square hold colours (0-3) in every row: the colour hashes of
+    # every row are computed from them.
+    if (fixed.shape != (N_FIXED,) or kinds.shape != (n,)
+            or states.shape != (n, len(POINTS)) or weights.shape != (n,)
+            or keys[0].shape != (len(POINTS), 4) or keys[1].shape != (8, LIBERTY_STATES)
+            or keys[2].shape != (N_HASHES,)
             or (n and (kinds.min() < 0 or kinds.max() >= N_HASHES or states.min() < 0
-                       or states[kinds == 0].max(initial=0) >= LIBERTY_STATES
-                       or states[kinds > 0].max(initial=0) >= 4))):
+                       or states[:, :8].max() >= LIBERTY_STATES
+                       or states[kinds > 0].max(initial=0) >= 4
+                       or states[:, 8:].max(initial=0) >= 4))):
         raise ValueError(f"{path}: shape model arrays of the wrong shape or range")
-    return build_model(fields["fixed"], kinds, states.astype(np.int8), fields["weights"],
-                       fields["zobrist"].astype(np.uint64),
-                       fields["zobrist_3x3"].astype(np.uint64), fields["salts"].astype(np.uint64))
+    if not (np.isfinite(fixed).all() and np.isfinite(weights).all()):
+        raise ValueError(f"{path}: shape model weights that are not finite numbers")
+    return build_model(fixed, kinds, states.astype(np.int8), weights, *keys)

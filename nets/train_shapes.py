@@ -29,7 +29,8 @@ from engine.ladder import new_ladder_scratch
 from engine.search import candidate_moves
 from nets import data as nd
 
-MAX_CANDIDATES = 400
+# Candidate moves of a position: at most its empty points, on the largest board the rules allow.
+MAX_CANDIDATES = bd.MAX_SIZE * bd.MAX_SIZE + 1
 
 
 @njit(cache=True)

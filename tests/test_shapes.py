@@ -1,6 +1,7 @@
 """The move-shape model: its features, its symmetry, its file, its training and its use as the
 search's prior without the network."""
 import json
+import pathlib
 import random
 import subprocess
 import sys
@@ -202,6 +203,26 @@ def test_model_file_round_trip_and_bad_files(tmp_path):
         sh.load_model(str(tmp_path / "missing.npz"))
 
 
+def test_damaged_model_files_give_a_clear_error(tmp_path):
+    shipped = pathlib.Path(sh.DEFAULT_SHAPES).read_bytes()
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(shipped[:len(shipped) // 2])
+    flipped = tmp_path / "flipped.npz"
+    damaged = bytearray(shipped)
+    damaged[len(damaged) // 3] ^= 0xFF
+    flipped.write_bytes(bytes(damaged))
+    for path in (cut, flipped):
+        with pytest.raises(ValueError, match="not a readable shape model"):
+            sh.load_model(str(path))
+    with np.load(sh.DEFAULT_SHAPES) as data:
+        fields = dict(data)
+    for name, value in (("max_radius", np.array([10, 10])), ("fixed", np.array(["a"] * sh.N_FIXED)),
+                        ("weights", np.full(fields["weights"].shape, np.nan, np.float32))):
+        np.savez(tmp_path / f"{name}.npz", **{**fields, name: value})
+        with pytest.raises(ValueError, match=f"{tmp_path / name}.npz: "):
+            sh.load_model(str(tmp_path / f"{name}.npz"))
+
+
 def contact_moves(size, moves, seed):
     """A game whose every move after the first touches the last one where it can (the
     shape a model should learn: distance 2 to the last move)."""
@@ -286,6 +307,17 @@ def test_a_bad_shapes_file_stops_the_engine_before_gtp(tmp_path, capsys):
     junk = tmp_path / "junk.npz"
     junk.write_bytes(b"junk")
     assert gtp_main.main(["--net", "none", "--shapes", str(junk)]) == 2
+    assert "not a readable shape model" in capsys.readouterr().err
+
+
+def test_a_bad_shipped_shapes_file_stops_the_engine_that_finds_no_network(tmp_path, capsys,
+                                                                          monkeypatch):
+    import gtp_main
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"junk")
+    monkeypatch.setattr(gtp_main, "DEFAULT_SHAPES", str(junk))
+    monkeypatch.setattr(gtp_main, "load_evaluator", lambda args: None)
+    assert gtp_main.main(["--net", "auto"]) == 2
     assert "not a readable shape model" in capsys.readouterr().err
 
 
