@@ -72,6 +72,7 @@ POINTS = _pattern_points()
 # are the 3x3 square.
 RADII = list(range(3, MAX_RADIUS + 1))
 RING_ENDS = np.array([sum(1 for d in POINTS if gridcular(*d) <= r) for r in RADII], np.int32)
+assert RING_ENDS[0] == 8    # pattern_score reads the square before the rings
 N_HASHES = 1 + len(RADII)        # the 3x3 liberty pattern, then one per radius
 
 
@@ -252,36 +253,66 @@ def table_slot(keys, h):
     return -1
 
 
+@njit(**bd.NO_ALLOC_INLINE)
+def _colour_state(b, x, y, color):
+    """Return the S_* state of point (x, y) for color."""
+    size = b.info[bd.SIZE]
+    if x < 1 or x > size or y < 1 or y > size:
+        return S_OFF
+    s = b.stones[y * b.info[bd.WIDTH] + x]
+    return S_EMPTY if s == bd.EMPTY else (S_OWN if s == color else S_THEIRS)
+
+
+@njit(**bd.NO_ALLOC)
+def pattern_score(b, p, color, model):
+    """Return the summed weights of the spatial patterns around p for color that the model
+    knows: the hashes of read_states and pattern_hashes (identity symmetry), with the board
+    read one ring at a time. A colour pattern is kept only when seen often enough, so a
+    pattern of a larger radius is never kept without every smaller one around the same
+    point: the first radius missing from the table ends the reading."""
+    w = b.info[bd.WIDTH]
+    x = p % w
+    y = p // w
+    dx = model.dx
+    dy = model.dy
+    h3 = model.salts[0]
+    h = np.uint64(0)
+    for k in range(8):
+        s = _colour_state(b, x + dx[k], y + dy[k], color)
+        h ^= model.zobrist[k, s]
+        if s == S_OWN or s == S_THEIRS:
+            libs = min(b.nlibs[b.chain[p + dy[k] * w + dx[k]]], 3)
+            h3 ^= model.zobrist_3x3[k, (1 if s == S_OWN else 4) + libs]
+        else:
+            h3 ^= model.zobrist_3x3[k, s]
+    score = 0.0
+    slot = table_slot(model.keys, h3 | np.uint64(1))
+    if slot >= 0:
+        score += model.values[slot]
+    k = 8
+    for r in range(model.ring_ends.shape[0]):
+        while k < model.ring_ends[r]:
+            h ^= model.zobrist[k, _colour_state(b, x + dx[k], y + dy[k], color)]
+            k += 1
+        slot = table_slot(model.keys, (h ^ model.salts[1 + r]) | np.uint64(1))
+        if slot < 0:
+            break
+        score += model.values[slot]
+    return score
+
+
 @njit(cache=True, nogil=True)
 def rate_moves(b, color, moves, n, model, out, words, ladder):
     """Write the model's probability of each of the n candidate moves (points) into
     out[point]; words and ladder are the playouts' scratch."""
-    states = np.empty(model.dx.shape[0], np.int8)
-    states_3x3 = np.empty(8, np.int8)
-    hashes = np.empty(N_HASHES, np.uint64)
     ids = np.empty(MAX_FEATURES, np.int32)
-    identity = np.arange(model.dx.shape[0])
     scores = np.empty(n, np.float64)
     best = -1e300
     for i in range(n):
         p = moves[i]
-        score = 0.0
+        score = pattern_score(b, p, color, model)
         for k in range(fixed_features(b, p, color, ids, words, ladder)):
             score += model.fixed[ids[k]]
-        read_states(b, p, color, model.dx, model.dy, states, states_3x3)
-        pattern_hashes(states, states_3x3, identity, model.zobrist, model.zobrist_3x3,
-                       model.salts, model.ring_ends, hashes)
-        slot = table_slot(model.keys, hashes[0])
-        if slot >= 0:
-            score += model.values[slot]
-        # A colour pattern is kept only when seen often enough, so a pattern of a larger
-        # radius is never kept without every smaller one around the same point: the first
-        # radius missing from the table ends the lookups.
-        for k in range(1, N_HASHES):
-            slot = table_slot(model.keys, hashes[k])
-            if slot < 0:
-                break
-            score += model.values[slot]
         scores[i] = score
         best = max(best, score)
     total = 0.0

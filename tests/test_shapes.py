@@ -171,6 +171,38 @@ def test_a_model_rates_turned_positions_alike():
     assert max(rates[0].values()) > 2 * min(rates[0].values())   # the weights mattered
 
 
+def test_pattern_score_reads_rings_as_the_full_hashes_would():
+    """pattern_score reads the board a ring at a time and stops at the first radius the
+    model lacks: the sum of the weights of the full read's hashes, up to that radius."""
+    game = random_game(13, 80, seed=12)
+    zobrist = sh.new_zobrist(13)
+    rng = np.random.default_rng(4)
+    kinds, rows = [], []
+    for point in game.legal_moves(bd.WHITE)[::2]:
+        k, r = stored_form(game, point, bd.WHITE)
+        keep = int(rng.integers(1, sh.N_HASHES + 1))     # patterns up to a random radius
+        kinds.append(k[:keep])
+        rows.append(r[:keep])
+    kinds, rows = np.concatenate(kinds), np.concatenate(rows)
+    weights = rng.normal(size=len(kinds))
+    model = sh.build_model(np.zeros(sh.N_FIXED), kinds, rows, weights, *zobrist)
+    table = dict(zip(model.keys.tolist(), model.values.tolist()))
+    depths = set()
+    for point in game.legal_moves(bd.WHITE):
+        expected, depth = 0.0, 0
+        for kind, h in enumerate(identity_hashes(game, point, bd.WHITE, zobrist).tolist()):
+            if h not in table:
+                if kind > 0:
+                    break
+                continue
+            expected += table[h]
+            depth = kind
+        depths.add(depth)
+        assert sh.pattern_score(game.board, point, bd.WHITE, model) == \
+            pytest.approx(expected, abs=1e-9)
+    assert len(depths) > 3                       # stops at many radii, the largest among them
+
+
 def _inverse(transform, x, y, n):
     return next((a, b) for a in range(n) for b in range(n) if transform(a, b, n) == (x, y))
 
