@@ -3,6 +3,14 @@
 Engine A is the one given as --black, engine B the one given as --white; with alternation (the
 default) they swap colours in odd-numbered games. Games already in the results file are skipped,
 so rerunning an interrupted match resumes it.
+
+With --clock the games are played under a time control that the runner keeps, as a server or
+gogui-twogtp keeps it: each engine is told the time settings as kgsGtp tells them
+(`kgs-time_settings`, `time_settings` for absolute time; an engine that refuses that gets the
+plain `time_settings`) and before every genmove `time_left` as kgsGtp sends it; an answer is charged its wall time from genmove to the answer, and the engine whose clock runs
+out loses the game on time. Equal-time matches between engines that need different numbers of
+playouts for the same work are played so (give each engine a --rollouts cap it will not reach).
+Every record keeps each side's time used, its slowest answer and its clock at the end.
 """
 
 import argparse
@@ -21,9 +29,13 @@ import time
 from sgfmill import boards, common, sgf
 
 from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, Response
+from benchmarks.time_control import SYSTEMS, GameClock, TimeSystem, time_system
 
 _SCORE = re.compile(r"([BW])\+(\d+(?:\.\d*)?)$", re.IGNORECASE)
 _ROLE_NAME = {"b": "black", "w": "white", "referee": "referee"}
+# Under a clock a genmove is awaited this long past the moment its time ran out, so that a late
+# answer is still read and measured; the game is lost either way.
+CLOCK_GRACE = 10.0
 # darkgo's stderr line after each genmove; other engines' logs simply give no comments.
 _SEARCH_LOG = re.compile(
     r"gtp INFO (\d+ playouts in [^;]*; win rate [\d.]+; top: [^;\n]*(?:; pv [^;\n]*)?)")
@@ -49,6 +61,7 @@ class MatchConfig:
     sprt_alpha: float = 0.05
     sprt_beta: float = 0.05
     plot: str | None = None
+    clock: TimeSystem | None = None
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -152,6 +165,21 @@ def engines_for_game(config: MatchConfig, index: int) -> tuple[str, str, str]:
     return a, b, "A"
 
 
+def clock_name(config: MatchConfig) -> str | None:
+    """Return the match's time control as the GTP command that sets it, None when untimed."""
+    return None if config.clock is None else config.clock.gtp()
+
+
+def standard_time_settings(system: TimeSystem) -> str:
+    """Return the plain GTP time_settings for the system, for engines without kgs-time_settings:
+    exact for absolute and canadian time; Japanese byo-yomi becomes a canadian period of one
+    stone, which is the same for the engine's next move."""
+    if system.name == "absolute":
+        return f"time_settings {system.main:g} 0 0"
+    stones = system.stones if system.name == "canadian" else 1
+    return f"time_settings {system.main:g} {system.period:g} {stones}"
+
+
 def parse_score(text: str) -> tuple[str | None, str] | None:
     """Return (winner colour, None for a draw; SGF result) for a final_score answer, or None."""
     text = text.strip()
@@ -198,6 +226,8 @@ class Player:
     protocol_errors: int = 0
     log_path: str | None = None
     log_offset: int = 0
+    clock: GameClock | None = None
+    slowest_s: float = 0.0
     # SGF comments on the player's moves, by move number (0 for the game's first move).
     comments: dict[int, str] = dataclasses.field(default_factory=dict)
 
@@ -231,6 +261,14 @@ class Outcome:
     scored: bool = True
     scores: dict[str, str] = dataclasses.field(default_factory=dict)
     disagree: bool = False
+
+
+def clock_report(player: Player) -> dict:
+    """Return what a player's clock says at the game's end: seconds charged, the slowest answer,
+    the clock's state and whether it ran out."""
+    clock = player.clock
+    return {"used_s": round(clock.used, 3), "slowest_s": round(player.slowest_s, 3),
+            "lost": clock.lost, **clock.state()}
 
 
 def write_sgf(path: str, config: MatchConfig, players: dict[str, Player], moves: list,
@@ -280,6 +318,9 @@ def load_results(config: MatchConfig) -> dict[int, dict]:
         if (record["black"], record["white"]) != (black, white):
             raise ResultsFileError(f"{config.results} holds game {index} between other "
                                    "engines; use another --results file")
+        if record.get("clock") != clock_name(config):
+            raise ResultsFileError(f"{config.results} holds game {index} played under another "
+                                   "clock; use another --results file")
         records[index] = record
     return records
 
@@ -356,12 +397,14 @@ class MatchRunner:
             self._live.discard(player.engine)
         player.engine.close()
 
-    def _ask(self, player: Player, command: str, notes: list[str]) -> Response:
-        """Return the answer, counting protocol problems; raise EngineFault if it has no status."""
+    def _ask(self, player: Player, command: str, notes: list[str],
+             timeout: float | None = None) -> Response:
+        """Return the answer, counting protocol problems; raise EngineFault if it has no status.
+        The engine may take timeout seconds (default --timeout-per-move) before it is killed."""
         self._check_stopped()
         who = _ROLE_NAME[player.role]
         try:
-            response = player.engine.send(command, self.config.timeout)
+            response = player.engine.send(command, timeout or self.config.timeout)
         except EngineTimeout as exc:
             self._check_stopped()
             raise EngineFault(player.role, "T", f"{who} timed out on '{command}': {exc}") from None
@@ -385,6 +428,47 @@ class MatchRunner:
                 player.protocol_errors += 1
                 reason = f"{_ROLE_NAME[player.role]} rejected '{command}': {response.text}"
                 raise EngineFault(player.role, "F", reason)
+
+    def _set_clock(self, player: Player, notes: list[str]) -> None:
+        """Return after telling the player the match's time control and starting its clock;
+        at once in an untimed match. An engine that refuses every form of it plays on under
+        the runner's clock all the same, with a note."""
+        system = self.config.clock
+        if system is None:
+            return
+        player.clock = GameClock(system)
+        for command in dict.fromkeys((system.gtp(), standard_time_settings(system))):
+            if self._ask(player, command, notes).ok:
+                return
+        notes.append(f"{_ROLE_NAME[player.role]} refused the time settings; its clock runs "
+                     "regardless")
+
+    def _timed_genmove(self, mover: Player, colour: str, notes: list[str]) -> Response:
+        """Return the answer to genmove, under the mover's clock when there is one (told first
+        with time_left, then charged the answer's wall time); raise EngineFault if it lost on
+        time."""
+        clock = mover.clock
+        if clock is None:
+            return self._ask(mover, f"genmove {colour}", notes)
+        seconds, stones = clock.time_left_args()
+        self._ask(mover, f"time_left {colour} {seconds} {stones}", notes)
+        to_loss = clock.to_loss()
+        started = time.monotonic()
+        try:
+            answer = self._ask(mover, f"genmove {colour}", notes, to_loss + CLOCK_GRACE)
+        except EngineFault as fault:
+            if fault.code == "T":
+                clock.lost = True
+                fault = EngineFault(mover.role, "Time", f"{_ROLE_NAME[colour]} lost on time: "
+                                    f"no answer {to_loss + CLOCK_GRACE:.1f} s into a move "
+                                    f"that had {to_loss:.1f} s")
+            raise fault
+        spent = time.monotonic() - started
+        mover.slowest_s = max(mover.slowest_s, spent)
+        if not clock.charge(spent):
+            raise EngineFault(mover.role, "Time", f"{_ROLE_NAME[colour]} lost on time: its "
+                              f"answer took {spent:.2f} s with {to_loss:.2f} s left")
+        return answer
 
     def play_and_record(self, index: int) -> None:
         """Return after playing game index and appending its record; at once if stopped.
@@ -427,6 +511,7 @@ class MatchRunner:
                 self._name(players[colour], notes)
             for player in players.values():
                 self._set_up(player, notes)
+                self._set_clock(player, notes)
             outcome = self._play_moves(players, moves, f"{prefix}.referee.log", notes)
         except EngineFault as fault:
             winner = "W" if fault.role == "b" else "B"
@@ -460,6 +545,9 @@ class MatchRunner:
             "notes": notes,
             "duration_s": round(time.monotonic() - started, 3),
             "sgf": os.path.basename(sgf_path),
+            "clock": clock_name(config),
+            "time": {colour.upper(): clock_report(player) for colour, player in players.items()
+                     if player.clock is not None},
         }
 
     def _play_moves(self, players: dict[str, Player], moves: list, referee_log: str,
@@ -472,7 +560,7 @@ class MatchRunner:
         while passes < 2 and len(moves) < self.config.max_moves:
             mover, other = players[colour], players[opponent(colour)]
             who = _ROLE_NAME[colour]
-            answer = self._ask(mover, f"genmove {colour}", notes)
+            answer = self._timed_genmove(mover, colour, notes)
             if not answer.ok:
                 mover.protocol_errors += 1
                 raise EngineFault(colour, "F", f"{who} genmove failed: {answer.text}")
@@ -639,9 +727,32 @@ def summarize(config: MatchConfig, records: list[dict]) -> dict:
         "disagreements": sum(r["disagree"] for r in records),
         "mean_moves": round(sum(r["moves"] for r in records) / len(records), 1) if records
         else None,
+        "clock": clock_name(config),
+        **({"time": time_summary(records)} if config.clock is not None else {}),
         "table": [{"game": r["index"], "black": r["black_engine"], "result": r["result"],
                    "winner": r["winner_engine"], "moves": r["moves"]} for r in records],
     }
+
+
+def time_summary(records: list[dict]) -> dict:
+    """Return each engine's time under the clock over the games: seconds charged per game and
+    per move, its slowest answer and the games it lost on time."""
+    totals = {letter: {"used_s": 0.0, "moves": 0, "slowest_s": 0.0, "lost_on_time": 0}
+              for letter in "AB"}
+    for r in records:
+        letters = {"B": r["black_engine"], "W": "B" if r["black_engine"] == "A" else "A"}
+        for colour, report in r.get("time", {}).items():
+            total = totals[letters[colour]]
+            total["used_s"] += report["used_s"]
+            # Black makes the odd-numbered moves: ceil(n/2) of them, White floor(n/2).
+            total["moves"] += (r["moves"] + (colour == "B")) // 2
+            total["slowest_s"] = max(total["slowest_s"], report["slowest_s"])
+            total["lost_on_time"] += report["lost"]
+    games = max(1, len(records))
+    return {letter: {"per_game_s": round(t["used_s"] / games, 2),
+                     "per_move_s": round(t["used_s"] / t["moves"], 3) if t["moves"] else None,
+                     "slowest_s": round(t["slowest_s"], 3), "lost_on_time": t["lost_on_time"]}
+            for letter, t in totals.items()}
 
 
 def score_margin(record: dict) -> float | None:
@@ -796,6 +907,14 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
                         help="SPRT false-positive rate (accepting H1 when H0 holds)")
     parser.add_argument("--sprt-beta", type=float, default=0.05,
                         help="SPRT false-negative rate (accepting H0 when H1 holds)")
+    parser.add_argument("--clock", choices=SYSTEMS,
+                        help="play under this time control, kept by the runner (module help); "
+                        "its values from --main, --period, --periods, --stones")
+    parser.add_argument("--main", type=float, help="--clock: main time in seconds")
+    parser.add_argument("--period", type=float,
+                        help="--clock: seconds of a byo-yomi or canadian period")
+    parser.add_argument("--periods", type=int, help="--clock byoyomi: number of periods")
+    parser.add_argument("--stones", type=int, help="--clock canadian: stones per period")
     parser.add_argument("--plot", metavar="FILE",
                         help="write a PNG of A's running win rate and the score margins "
                         "(needs matplotlib: pip install .[plot])")
@@ -810,6 +929,14 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
             parser.error("--sprt takes two Elo values ELO0,ELO1 with ELO0 < ELO1")
         if not (0 < args.sprt_alpha < 1 and 0 < args.sprt_beta < 1):
             parser.error("--sprt-alpha and --sprt-beta must be between 0 and 1")
+    clock = None
+    if args.clock is not None:
+        try:
+            clock = time_system(args.clock, args.main, args.period, args.periods, args.stones)
+        except ValueError as exc:
+            parser.error(f"--clock: {exc}")
+    elif any(value is not None for value in (args.main, args.period, args.periods, args.stones)):
+        parser.error("--main, --period, --periods and --stones need --clock")
     if not 2 <= args.size <= 25:
         parser.error("--size must be between 2 and 25")
     if args.games < 1 or args.parallel < 1:
@@ -826,7 +953,7 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
         referee=args.referee, parallel=args.parallel,
         max_moves=args.max_moves if args.max_moves is not None else 3 * args.size * args.size,
         alternate=args.alternate, timeout=args.timeout_per_move, sprt=sprt,
-        sprt_alpha=args.sprt_alpha, sprt_beta=args.sprt_beta, plot=args.plot)
+        sprt_alpha=args.sprt_alpha, sprt_beta=args.sprt_beta, plot=args.plot, clock=clock)
 
 
 def run_match(config: MatchConfig) -> list[dict]:

@@ -18,6 +18,8 @@ parser.add_argument("--hang-genmove", action="store_true")
 parser.add_argument("--die-genmove", action="store_true")
 parser.add_argument("--log-search", action="store_true", help="log darkgo's search line")
 parser.add_argument("--log", help="file to which every command is appended, without its id")
+parser.add_argument("--refuse", action="append", default=[],
+                    help="command answered as unknown, as an engine without it answers")
 args = parser.parse_args()
 moves = [m for m in args.moves.split(",") if m]
 for line in sys.stdin:
@@ -27,7 +29,9 @@ for line in sys.stdin:
         with open(args.log, "a") as log:
             log.write(" ".join(words[1:]) + "\n")
     answer, ok = "", True
-    if cmd == "name":
+    if cmd in args.refuse:
+        ok, answer = False, "unknown command"
+    elif cmd == "name":
         answer = args.name
     elif cmd == "version":
         answer = "1.0"

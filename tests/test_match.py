@@ -313,3 +313,60 @@ def test_engines_started_by_the_match_runner_get_no_cache_folder_of_ours(monkeyp
     assert "NUMBA_CACHE_DIR" not in engine.foreign_environment()
     monkeypatch.setattr(engine, "_USER_CACHE_DIR", "/ours")
     assert engine.foreign_environment()["NUMBA_CACHE_DIR"] == "/ours"
+
+
+def test_under_a_clock_engines_are_told_their_time_and_charged_for_each_answer(capsys, tmp_path,
+                                                                               fake):
+    log_a, log_b = tmp_path / "a.log", tmp_path / "b.log"
+    engine_a = fake("--moves", "C3,B2", "--log", str(log_a))
+    # An engine without kgs-time_settings is given the plain command's canadian form.
+    engine_b = fake("--log", str(log_b), "--refuse", "kgs-time_settings")
+    summary, records = run_match(capsys, tmp_path, engine_a, engine_b, "--games", "1",
+                                 "--clock", "byoyomi", "--main", "30", "--period", "5",
+                                 "--periods", "3")
+
+    assert records[0]["result"] == "B+10" and records[0]["clock"] == \
+        "kgs-time_settings byoyomi 30 5 3"
+    sent_a, sent_b = log_a.read_text().splitlines(), log_b.read_text().splitlines()
+    assert "kgs-time_settings byoyomi 30 5 3" in sent_a
+    assert sent_b[sent_b.index("kgs-time_settings byoyomi 30 5 3") + 1] == "time_settings 30 5 1"
+    # time_left comes right before each genmove: whole seconds left, 0 stones in main time.
+    genmoves = [i for i, line in enumerate(sent_a) if line.startswith("genmove")]
+    assert len(genmoves) == 3
+    assert all(sent_a[i - 1].startswith("time_left b ") and sent_a[i - 1].endswith(" 0")
+               for i in genmoves)
+    assert sent_a[genmoves[0] - 1] == "time_left b 30 0"
+    black = records[0]["time"]["B"]
+    assert 0 < black["used_s"] < 30 and not black["lost"] and black["periods"] == 3
+    assert summary["time"]["A"]["lost_on_time"] == summary["time"]["B"]["lost_on_time"] == 0
+    assert summary["time"]["A"]["per_move_s"] == pytest.approx(black["used_s"] / 3, abs=1e-3)
+
+
+def test_an_engine_whose_clock_runs_out_loses_on_time(capsys, tmp_path, fake):
+    summary, records = run_match(capsys, tmp_path, fake("--genmove-seconds", "0.4", "--moves", "C3,B2,D4"),
+                                 fake(),
+                                 "--games", "2", "--clock", "absolute", "--main", "1")
+    # The slow engine is Black in game 0 and White in game 1; its third answer runs out.
+    assert [r["result"] for r in records] == ["W+Time", "B+Time"]
+    assert "lost on time" in records[0]["reason"]
+    assert records[0]["time"]["B"]["lost"] and not records[0]["time"]["W"]["lost"]
+    assert summary["wins_b"] == 2 and summary["time"]["A"]["lost_on_time"] == 2
+    assert summary["time"]["A"]["slowest_s"] >= 0.4
+
+
+def test_resume_refuses_a_results_file_from_another_clock(capsys, tmp_path, fake):
+    engine = fake()
+    sgf_dir = tmp_path / "games"
+    argv = ["--black", engine, "--white", engine, "--games", "1", "--size", "5", "--komi", "0.5",
+            "--sgf-dir", str(sgf_dir)]
+    assert match.main(argv) == 0
+    assert match.main([*argv, "--games", "2", "--clock", "absolute", "--main", "60"]) == 2
+    assert "another clock" in capsys.readouterr().err
+
+
+def test_clock_values_without_a_clock_or_leaving_no_time_are_refused(capsys, tmp_path, fake):
+    argv = ["--black", fake(), "--white", fake(), "--games", "1", "--size", "5", "--komi", "0.5",
+            "--sgf-dir", str(tmp_path)]
+    for extra in (["--main", "60"], ["--clock", "canadian", "--main", "0", "--period", "0"]):
+        with pytest.raises(SystemExit):
+            match.main([*argv, *extra])
