@@ -147,6 +147,11 @@ def build_parser():
     p.add_argument("--rave-bias", type=float, default=SearchConfig.rave_bias,
                    help="RAVE (all-moves-as-first) blend: Silver's 4b^2; a negative value "
                         f"turns RAVE off; default {SearchConfig.rave_bias}")
+    p.add_argument("--rave-distance", type=non_negative_int, default=SearchConfig.rave_distance,
+                   help="RAVE: a playout's result counts up to 1 + N times for the moves "
+                        "played soon after a node, falling to once for the last (Pachi's "
+                        f"distance_rave, 3 there); 0 counts every move once; default "
+                        f"{SearchConfig.rave_distance}")
     p.add_argument("--tree-policy", choices=("darkforest", "puct"),
                    default=SearchConfig.tree_policy,
                    help="with the network: 'darkforest' runs UCB1 over the net's top moves "
@@ -431,7 +436,8 @@ def player_config(args):
     logging.getLogger("gtp_main").info("random seed %d", seed)
     search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
-                          rave_bias=args.rave_bias, prior_eqex=args.prior_eqex,
+                          rave_bias=args.rave_bias, rave_distance=args.rave_distance,
+                          prior_eqex=args.prior_eqex,
                           shapes=shapes_path(args), shape_eqex=args.shape_eqex,
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,

@@ -41,8 +41,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
  P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
  P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SCORE_WEIGHT, P_SCORE_CENTER,
- P_SCORE_SCALE, P_SHAPE_EQEX) = range(21)
-PARAM_SLOTS = 21
+ P_SCORE_SCALE, P_SHAPE_EQEX, P_RAVE_DISTANCE) = range(22)
+PARAM_SLOTS = 22
 # Search steps between checks whether the move is decided (see decided).
 DECIDED_CHECK_EVERY = 64
 # What a worker writes into the stop flag when it finds the move decided (others write 1).
@@ -97,6 +97,10 @@ class SearchConfig:
     tree_policy: str = "puct"      # 9 of 10 games against darkforest's at 1,000 playouts
     uct_c: float = 0.3
     rave_bias: float = 0.02        # Silver's 4 b^2; negative turns RAVE off
+    # An AMAF result counts 1 + rave_distance * (moves after the move) / (moves after the
+    # node) times, so moves played soon after the node count up to 1 + rave_distance times
+    # (Pachi's distance_rave, 3 there); 0 counts every move once.
+    rave_distance: int = 0
     first_play_urgency: float = 1.1
     noise: float = 0.02
     expand_visits: int = 2
@@ -171,6 +175,7 @@ class SearchConfig:
         params[P_TOP_K] = top_k if net else 1 << 30
         params[P_TOP_CUMULATIVE] = cumulative if net else 2.0
         params[P_RAVE_BIAS] = self.rave_bias
+        params[P_RAVE_DISTANCE] = self.rave_distance
         params[P_PRIOR_EQEX] = self.net_prior_eqex if net else self.prior_eqex
         params[P_TREE_POLICY] = TREE_POLICIES[self.tree_policy] if net else DARKFOREST
         params[P_PUCT_C] = self.puct_c
@@ -585,32 +590,40 @@ def backup(tree, path_nodes, path_edges, depth, root_color, winner, score, param
 
 @njit(**bd.NO_ALLOC)
 def backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record, moves,
-                first_color):
+                first_play, distance_weight):
     """Credit every edge on the path's nodes whose move its mover played first later in the
-    game (tree moves, then the playout's `moves` moves in record) with the result.
+    game (tree moves, then the playout's `moves` moves in record) with the result, weighted
+    by how soon after the node it was played (distance_weight, P_RAVE_DISTANCE).
 
-    first_color is scratch (int8 per point); it is left all zero.
+    first_play is scratch (int32 per point): the first play's index in the game from the
+    root, plus one, negated for White; it is left all zero.
     """
+    length = depth + moves
     leaf_color = root_color if depth % 2 == 0 else 3 - root_color
     for k in range(moves - 1, -1, -1):
         p = record[k]
         if p != bd.PASS:
-            first_color[p] = leaf_color if k % 2 == 0 else 3 - leaf_color
+            index = depth + k + 1
+            first_play[p] = index if (leaf_color if k % 2 == 0 else 3 - leaf_color) == \
+                bd.BLACK else -index
     for i in range(depth - 1, -1, -1):
         mover = root_color if i % 2 == 0 else 3 - root_color
-        first_color[tree.edge_move[path_edges[i]]] = mover
+        sign = 1 if mover == bd.BLACK else -1
+        first_play[tree.edge_move[path_edges[i]]] = sign * (i + 1)
         node = path_nodes[i]
         win = _half_points(winner, mover)
         first = tree.node_first[node]
         for e in range(first, first + tree.node_count[node]):
-            if first_color[tree.edge_move[e]] == mover:
-                atomic_add(tree.edge_amaf_visits, e, 1)
-                atomic_add(tree.edge_amaf_wins, e, win)
+            played = sign * first_play[tree.edge_move[e]]
+            if played > 0:
+                weight = 1 + distance_weight * (length - played + 1) // (length - i + 1)
+                atomic_add(tree.edge_amaf_visits, e, weight)
+                atomic_add(tree.edge_amaf_wins, e, weight * win)
     for k in range(moves):
         if record[k] != bd.PASS:
-            first_color[record[k]] = 0
+            first_play[record[k]] = 0
     for i in range(depth):
-        first_color[tree.edge_move[path_edges[i]]] = 0
+        first_play[tree.edge_move[path_edges[i]]] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -630,7 +643,7 @@ def playout_winner(b, policy, rng, komi, record, ladder):
 
 @njit(cache=True, nogil=True)
 def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params, budget,
-                request, path_nodes, path_edges, allow_all, uniform, record, first_color,
+                request, path_nodes, path_edges, allow_all, uniform, record, first_play,
                 sequence, ladder, shapes):
     """Run one descent + playout + backup; return False once `budget` playouts are claimed.
 
@@ -654,7 +667,7 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
                            sequence)
     if params[P_RAVE_BIAS] >= 0:
         backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record, moves,
-                    first_color)
+                    first_play, int(params[P_RAVE_DISTANCE]))
     atomic_add(tree.counters, C_PLAYOUTS_DONE, 1)
     return True
 
@@ -673,10 +686,10 @@ def learn_from_playout(tree, path_edges, depth, record, moves, root_color, winne
 
 @njit(cache=True, nogil=True)
 def playout_scratch(b):
-    """Return the per-thread arrays a search step needs: playout move record, colour map,
+    """Return the per-thread arrays a search step needs: playout move record, first-play map,
     room for the tree moves and playout moves together, and the ladder reader's scratch."""
     size = b.info[bd.SIZE]
-    return (np.empty(3 * size * size, np.int32), np.zeros(b.stones.shape[0], np.int8),
+    return (np.empty(3 * size * size, np.int32), np.zeros(b.stones.shape[0], np.int32),
             np.empty(MAX_DEPTH + 3 * size * size, np.int32),
             new_ladder_scratch(b.stones.shape[0]))
 
@@ -738,12 +751,12 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
     allow_all = np.ones(root_board.stones.shape[0], np.bool_)
     uniform = np.zeros(root_board.stones.shape[0], np.float32)
     request = np.full(2, -1, np.int64)
-    record, first_color, sequence, ladder = playout_scratch(root_board)
+    record, first_play, sequence, ladder = playout_scratch(root_board)
     done = 0
     while stop[0] == 0:
         if not search_step(tree, root, root_board, scratch, scratch, policy, rng, params,
                            budget, request, path_nodes, path_edges, allow_all, uniform,
-                           record, first_color, sequence, ladder, shapes):
+                           record, first_play, sequence, ladder, shapes):
             break
         done += 1
         if done % DECIDED_CHECK_EVERY == 0:
@@ -1025,7 +1038,7 @@ class Search:
         allow_all = np.ones(points, np.bool_)
         uniform = np.zeros(points, np.float32)
         request = np.zeros(2, np.int64)
-        record, first_color, sequence, ladder = playout_scratch(board)
+        record, first_play, sequence, ladder = playout_scratch(board)
         steps = 0
         while stop[0] == 0:
             steps += 1
@@ -1037,7 +1050,7 @@ class Search:
             request[0] = 0 if self.server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
                                budget, request, path_nodes, path_edges, allow_all, uniform,
-                               record, first_color, sequence, ladder, self.shapes):
+                               record, first_play, sequence, ladder, self.shapes):
                 break
             if request[0] > 0:
                 tag = (int(request[0]) - 1, leaf, path_edges[:request[1]].copy())

@@ -205,12 +205,22 @@ def test_amaf_credits_moves_the_mover_played_first_later():
     path_nodes = np.array([root, -1], np.int32)
     path_edges = np.array([edge_of["A1"]], np.int32)
     record = np.array([b2, c3, bd.PASS, bd.PASS], np.int32)
-    first_color = np.zeros(game.board.stones.shape[0], np.int8)
-    backup_amaf(tree, path_nodes, path_edges, 1, bd.BLACK, bd.BLACK, record, 4, first_color)
-    amaf = {v: (int(tree.edge_amaf_visits[e]), int(tree.edge_amaf_wins[e]))
-            for v, e in edge_of.items() if tree.edge_amaf_visits[e]}
-    assert amaf == {"A1": (1, 2), "C3": (1, 2)}
-    assert not first_color.any()
+    first_play = np.zeros(game.board.stones.shape[0], np.int32)
+
+    def credited(distance_weight):
+        """Return the root edges' AMAF (visits, half-point wins) after one backup."""
+        tree.edge_amaf_visits[:] = 0
+        tree.edge_amaf_wins[:] = 0
+        backup_amaf(tree, path_nodes, path_edges, 1, bd.BLACK, bd.BLACK, record, 4, first_play,
+                    distance_weight)
+        assert not first_play.any()
+        return {v: (int(tree.edge_amaf_visits[e]), int(tree.edge_amaf_wins[e]))
+                for v, e in edge_of.items() if tree.edge_amaf_visits[e]}
+
+    assert credited(0) == {"A1": (1, 2), "C3": (1, 2)}
+    # Weighted by distance (Pachi's distance_rave 3), over the 5 moves after the root: A1,
+    # played first, counts 1 + 3 * 5 // 6 = 3 times; C3, the third move, 1 + 3 * 3 // 6 = 2.
+    assert credited(3) == {"A1": (3, 6), "C3": (2, 4)}
 
 
 def expanded_root(game, eqex=10):
