@@ -141,12 +141,20 @@ def build_parser():
                    help="playouts used to judge dead stones for final_score and "
                         "final_status_list; default 1000")
     p.add_argument("--uct-c", type=non_negative, default=SearchConfig.uct_c,
-                   help="UCB1 exploration constant (a move's heuristic prior playouts count "
-                        "in its visits, not in its parent's, as in Pachi); "
-                        f"default {SearchConfig.uct_c}")
+                   help="without the network: UCB1 exploration constant (a move's heuristic "
+                        "prior playouts count in its visits, not in its parent's, as in "
+                        f"Pachi); default {SearchConfig.uct_c}")
     p.add_argument("--rave-bias", type=float, default=SearchConfig.rave_bias,
-                   help="RAVE (all-moves-as-first) blend: Silver's 4b^2; a negative value "
-                        f"turns RAVE off; default {SearchConfig.rave_bias}")
+                   help="without the network: RAVE (all-moves-as-first) blend, Silver's "
+                        "4b^2 (1/N: a move's RAVE rate counts as much as its own after about "
+                        f"N playouts); a negative value turns RAVE off; default "
+                        f"{SearchConfig.rave_bias}")
+    p.add_argument("--net-uct-c", type=non_negative, default=SearchConfig.net_uct_c,
+                   help="with the network and --tree-policy darkforest: the UCB1 constant; "
+                        f"default {SearchConfig.net_uct_c}")
+    p.add_argument("--net-rave-bias", type=float, default=SearchConfig.net_rave_bias,
+                   help="with the network: the RAVE blend (either tree policy); default "
+                        f"{SearchConfig.net_rave_bias}")
     p.add_argument("--rave-distance", type=non_negative_int, default=SearchConfig.rave_distance,
                    help="RAVE: a playout's result counts up to 1 + N times for the moves "
                         "played soon after a node, falling to once for the last (Pachi's "
@@ -436,6 +444,7 @@ def player_config(args):
     logging.getLogger("gtp_main").info("random seed %d", seed)
     search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
+                          net_uct_c=args.net_uct_c, net_rave_bias=args.net_rave_bias,
                           rave_bias=args.rave_bias, rave_distance=args.rave_distance,
                           prior_eqex=args.prior_eqex,
                           shapes=shapes_path(args), shape_eqex=args.shape_eqex,

@@ -95,8 +95,13 @@ class SearchConfig:
     With the network, tree_policy picks darkforest's selection or PUCT; each has its own
     breadth (top_k / root_top_k / top_cumulative against the puct_ ones)."""
     tree_policy: str = "puct"      # 9 of 10 games against darkforest's at 1,000 playouts
+    # UCB1's exploration constant and RAVE's blend (Silver's 4 b^2; negative turns RAVE
+    # off), without the network and with it (net_: there they matter only to darkforest's
+    # tree policy, and RAVE to PUCT's win rates too).
     uct_c: float = 0.3
-    rave_bias: float = 0.02        # Silver's 4 b^2; negative turns RAVE off
+    rave_bias: float = 0.02
+    net_uct_c: float = 0.3
+    net_rave_bias: float = 0.02
     # An AMAF result counts 1 + rave_distance * (moves after the move) / (moves after the
     # node) times, so moves played soon after the node count up to 1 + rave_distance times
     # (Pachi's distance_rave, 3 there); 0 counts every move once.
@@ -164,7 +169,7 @@ class SearchConfig:
             raise ValueError(f"unknown tree policy {self.tree_policy!r}")
         top_k, _, cumulative = self.breadth()
         params = np.zeros(PARAM_SLOTS, np.float64)
-        params[P_UCT_C] = self.uct_c
+        params[P_UCT_C] = self.net_uct_c if net else self.uct_c
         params[P_FPU] = self.first_play_urgency
         params[P_NOISE] = self.noise
         params[P_EXPAND_VISITS] = self.net_expand_visits if net else self.expand_visits
@@ -174,7 +179,7 @@ class SearchConfig:
         params[P_NET] = 1.0 if net else 0.0
         params[P_TOP_K] = top_k if net else 1 << 30
         params[P_TOP_CUMULATIVE] = cumulative if net else 2.0
-        params[P_RAVE_BIAS] = self.rave_bias
+        params[P_RAVE_BIAS] = self.net_rave_bias if net else self.rave_bias
         params[P_RAVE_DISTANCE] = self.rave_distance
         params[P_PRIOR_EQEX] = self.net_prior_eqex if net else self.prior_eqex
         params[P_TREE_POLICY] = TREE_POLICIES[self.tree_policy] if net else DARKFOREST

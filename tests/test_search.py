@@ -353,7 +353,8 @@ def puct_root(priors, wins_visits=()):
     for i, (wins, visits) in enumerate(wins_visits):
         tree.edge_wins[i], tree.edge_visits[i] = wins, visits
     tree.node_visits[root] = int(tree.edge_visits.sum())
-    params = SearchConfig(tree_policy="puct", noise=0.0, rave_bias=-1.0).as_array(7.5, net=True)
+    params = SearchConfig(tree_policy="puct", noise=0.0,
+                          net_rave_bias=-1.0).as_array(7.5, net=True)
     return tree, root, params
 
 
@@ -536,3 +537,11 @@ def test_score_weight_takes_the_bigger_move_when_every_move_wins(seed):
         shares[weight] = stats[capture].visits / result.playouts
     # Without the score all moves win and look alike; with it the capture gets the search.
     assert shares[0.0] < 0.3 and shares[0.3] > 0.7
+
+
+def test_uct_and_rave_settings_apply_to_the_search_they_name():
+    from engine.search import P_RAVE_BIAS, P_UCT_C
+    config = SearchConfig(uct_c=0.1, rave_bias=0.001, net_uct_c=0.7, net_rave_bias=-1.0)
+    without, with_net = config.as_array(7.5), config.as_array(7.5, net=True)
+    assert (without[P_UCT_C], without[P_RAVE_BIAS]) == (0.1, 0.001)
+    assert (with_net[P_UCT_C], with_net[P_RAVE_BIAS]) == (0.7, -1.0)
