@@ -97,9 +97,11 @@ class SearchConfig:
     tree_policy: str = "puct"      # 9 of 10 games against darkforest's at 1,000 playouts
     # UCB1's exploration constant and RAVE's blend (Silver's 4 b^2; negative turns RAVE
     # off), without the network and with it (net_: there they matter only to darkforest's
-    # tree policy, and RAVE to PUCT's win rates too).
-    uct_c: float = 0.3
-    rave_bias: float = 0.02
+    # tree policy, and RAVE to PUCT's win rates too). Without the network Pachi's values (no
+    # exploration term, RAVE worth 4,000 playouts) won 8 of 8 games on 19x19 against 0.3 and
+    # 0.02 and 9 of 11 on 9x9 (benchmarks/RESULTS.md, RAVE).
+    uct_c: float = 0.0
+    rave_bias: float = 0.00025
     net_uct_c: float = 0.3
     net_rave_bias: float = 0.02
     # An AMAF result counts 1 + rave_distance * (moves after the move) / (moves after the

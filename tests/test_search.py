@@ -528,7 +528,10 @@ def test_score_weight_takes_the_bigger_move_when_every_move_wins(seed):
     shares = {}
     for weight in (0.0, 0.3):
         game = game_from_diagram(WON_WITH_A_CAPTURE_LEFT, komi=-10.5)
-        search = Search(SearchConfig(seed=seed, score_weight=weight, early_stop=False), 7)
+        # With UCB1 exploration (not the default's 0 without the network) the moves share
+        # the search evenly when nothing tells them apart.
+        search = Search(SearchConfig(seed=seed, score_weight=weight, early_stop=False,
+                                     uct_c=0.3, rave_bias=0.02), 7)
         result = search.run(game, 2000)
         capture = game.parse_vertex("D3")
         stats = {m.point: m for m in result.children}
