@@ -170,16 +170,6 @@ def clock_name(config: MatchConfig) -> str | None:
     return None if config.clock is None else config.clock.gtp()
 
 
-def standard_time_settings(system: TimeSystem) -> str:
-    """Return the plain GTP time_settings for the system, for engines without kgs-time_settings:
-    exact for absolute and canadian time; Japanese byo-yomi becomes a canadian period of one
-    stone, which is the same for the engine's next move."""
-    if system.name == "absolute":
-        return f"time_settings {system.main:g} 0 0"
-    stones = system.stones if system.name == "canadian" else 1
-    return f"time_settings {system.main:g} {system.period:g} {stones}"
-
-
 def parse_score(text: str) -> tuple[str | None, str] | None:
     """Return (winner colour, None for a draw; SGF result) for a final_score answer, or None."""
     text = text.strip()
@@ -437,7 +427,7 @@ class MatchRunner:
         if system is None:
             return
         player.clock = GameClock(system)
-        for command in dict.fromkeys((system.gtp(), standard_time_settings(system))):
+        for command in dict.fromkeys((system.gtp(), system.plain_gtp())):
             if self._ask(player, command, notes).ok:
                 return
         notes.append(f"{_ROLE_NAME[player.role]} refused the time settings; its clock runs "

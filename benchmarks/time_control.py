@@ -25,6 +25,15 @@ class TimeSystem:
         count = self.periods if self.name == "byoyomi" else self.stones
         return f"kgs-time_settings {self.name} {self.main:g} {self.period:g} {count}"
 
+    def plain_gtp(self) -> str:
+        """Return the plain GTP time_settings for engines without kgs-time_settings: exact for
+        absolute and canadian time; Japanese byo-yomi becomes a canadian period of one stone,
+        which is the same for the engine's next move."""
+        if self.name == "absolute":
+            return self.gtp()
+        stones = self.stones if self.name == "canadian" else 1
+        return f"time_settings {self.main:g} {self.period:g} {stones}"
+
 
 DEFAULTS = {"absolute": TimeSystem("absolute", 60.0),
             "byoyomi": TimeSystem("byoyomi", 10.0, 5.0, periods=1),
