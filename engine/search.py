@@ -607,12 +607,11 @@ def backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record,
     """
     length = depth + moves
     leaf_color = root_color if depth % 2 == 0 else 3 - root_color
+    leaf_sign = 1 if leaf_color == bd.BLACK else -1
     for k in range(moves - 1, -1, -1):
         p = record[k]
         if p != bd.PASS:
-            index = depth + k + 1
-            first_play[p] = index if (leaf_color if k % 2 == 0 else 3 - leaf_color) == \
-                bd.BLACK else -index
+            first_play[p] = (leaf_sign if k % 2 == 0 else -leaf_sign) * (depth + k + 1)
     for i in range(depth - 1, -1, -1):
         mover = root_color if i % 2 == 0 else 3 - root_color
         sign = 1 if mover == bd.BLACK else -1
@@ -623,7 +622,9 @@ def backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record,
         for e in range(first, first + tree.node_count[node]):
             played = sign * first_play[tree.edge_move[e]]
             if played > 0:
-                weight = 1 + distance_weight * (length - played + 1) // (length - i + 1)
+                weight = 1
+                if distance_weight > 0:
+                    weight += distance_weight * (length - played + 1) // (length - i + 1)
                 atomic_add(tree.edge_amaf_visits, e, weight)
                 atomic_add(tree.edge_amaf_wins, e, weight * win)
     for k in range(moves):
