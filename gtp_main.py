@@ -32,7 +32,7 @@ def positive_int(text):
     return value
 
 
-def thread_count(text):
+def auto_or_count(text):
     """argparse type: 'auto' or an integer >= 1."""
     if text != "auto" and not (text.strip().isdecimal() and int(text) >= 1):
         raise argparse.ArgumentTypeError(f"must be 'auto' or an integer >= 1, got {text!r}")
@@ -101,7 +101,7 @@ def build_parser():
                     "version 2 on stdin/stdout.")
     p.add_argument("--rollouts", type=positive_int, default=5000,
                    help="playouts per move (time controls can only shorten a move); default 5000")
-    p.add_argument("--threads", type=thread_count, default="auto", metavar="auto|N",
+    p.add_argument("--threads", type=auto_or_count, default="auto", metavar="auto|N",
                    help="search threads running playouts in parallel; 'auto': one per CPU "
                         "this process may use (its CPU affinity, capped by a cgroup CPU "
                         "quota), half of them with the network. With the network, torch gets "
@@ -207,10 +207,12 @@ def build_parser():
                         "that a capture and liberty-race reader finds settling a fight at the "
                         "last move (a kill the opponent could prevent, a rescue of a chain the "
                         f"opponent could take); default {SearchConfig.tactics_prior}")
-    p.add_argument("--expand-visits", type=positive_int, default=SearchConfig.expand_visits,
+    p.add_argument("--expand-visits", type=auto_or_count, default=SearchConfig.expand_visits,
+                   metavar="auto|N",
                    help="without the network: visits a tree leaf gets (each a playout) before "
                         "it grows children, each rated by the priors (the shape model's "
-                        f"among them); default {SearchConfig.expand_visits}")
+                        "among them); 'auto': one per 45 points of the board, within 3 to 8 "
+                        f"(3 on 9x9, 8 on 19x19); default {SearchConfig.expand_visits}")
     p.add_argument("--net-expand-visits", type=positive_int,
                    default=SearchConfig.net_expand_visits,
                    help="with the network: visits a tree leaf gets (each a playout) before "

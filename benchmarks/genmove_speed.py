@@ -202,7 +202,7 @@ def parse_args(argv):
     p.add_argument("--size", type=int, default=19)
     p.add_argument("--rollouts", type=int, default=10000)
     p.add_argument("--threads", nargs="+", default=["1"],
-                   type=lambda text: str(gtp_main.thread_count(text)),
+                   type=lambda text: str(gtp_main.auto_or_count(text)),
                    help="one or more --threads values to compare (N or auto); default 1")
     p.add_argument("--net", nargs="+", choices=("none", "auto"), default=["none"],
                    help="one or more --net values to compare; default none")

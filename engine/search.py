@@ -110,7 +110,9 @@ class SearchConfig:
     rave_distance: int = 0
     first_play_urgency: float = 1.1
     noise: float = 0.02
-    expand_visits: int = 2
+    # Without the net: playouts a leaf takes before it grows children, or "auto": by
+    # board size (expand_visits_for).
+    expand_visits: int | str = "auto"
     virtual_loss: int = 3
     prior_weight: float = 0.0
     net_prior_weight: float = 1.0
@@ -153,6 +155,17 @@ class SearchConfig:
             return self.puct_top_k, self.puct_root_top_k, self.puct_top_cumulative
         return self.top_k, self.root_top_k, self.top_cumulative
 
+    def expand_visits_for(self, size):
+        """Return the visits a leaf takes before it grows children without the network on a
+        size x size board. Growing a node rates every candidate move with the priors and the
+        shape model, a cost in proportion to the board's points, so "auto" expands every
+        points / 45 visits, within 3 to 8: 3 on 9x9 and 8 on 19x19 (Pachi's expand_p), each
+        even at equal playouts with the 2 of before and 1.2x and 1.5x its playouts per CPU
+        second; 8 on 9x9 lost (benchmarks/RESULTS.md, expansion)."""
+        if self.expand_visits != "auto":
+            return self.expand_visits
+        return min(8, max(3, round(size * size / 45)))
+
     def value_weight_at(self, moves_played):
         """Return the network value's share in the win rates after moves_played moves: the
         value head judges the middle game better mixed with the playouts than the playouts
@@ -174,7 +187,7 @@ class SearchConfig:
         params[P_UCT_C] = self.net_uct_c if net else self.uct_c
         params[P_FPU] = self.first_play_urgency
         params[P_NOISE] = self.noise
-        params[P_EXPAND_VISITS] = self.net_expand_visits if net else self.expand_visits
+        params[P_EXPAND_VISITS] = self.net_expand_visits if net else self.expand_visits_for(size)
         params[P_VIRTUAL_LOSS] = self.virtual_loss
         params[P_KOMI] = komi
         params[P_PRIOR_WEIGHT] = self.net_prior_weight if net else self.prior_weight

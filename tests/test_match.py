@@ -318,7 +318,8 @@ def test_engines_started_by_the_match_runner_get_no_cache_folder_of_ours(monkeyp
 def test_under_a_clock_engines_are_told_their_time_and_charged_for_each_answer(capsys, tmp_path,
                                                                                fake):
     log_a, log_b = tmp_path / "a.log", tmp_path / "b.log"
-    engine_a = fake("--moves", "C3,B2", "--log", str(log_a))
+    # Each answer takes at least 10 ms, so that the charge cannot round to nothing.
+    engine_a = fake("--moves", "C3,B2", "--log", str(log_a), "--genmove-seconds", "0.01")
     # An engine without kgs-time_settings is given the plain command's canadian form.
     engine_b = fake("--log", str(log_b), "--refuse", "kgs-time_settings")
     summary, records = run_match(capsys, tmp_path, engine_a, engine_b, "--games", "1",
@@ -337,7 +338,7 @@ def test_under_a_clock_engines_are_told_their_time_and_charged_for_each_answer(c
                for i in genmoves)
     assert sent_a[genmoves[0] - 1] == "time_left b 30 0"
     black = records[0]["time"]["B"]
-    assert 0 < black["used_s"] < 30 and not black["lost"] and black["periods"] == 3
+    assert 0.03 <= black["used_s"] < 30 and not black["lost"] and black["periods"] == 3
     assert summary["time"]["A"]["lost_on_time"] == summary["time"]["B"]["lost_on_time"] == 0
     assert summary["time"]["A"]["per_move_s"] == pytest.approx(black["used_s"] / 3, abs=1e-3)
 

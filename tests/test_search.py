@@ -64,7 +64,7 @@ def test_tree_invariant_after_search(size, threads):
     result = search.run(game, 3000)
     assert result.playouts == 3000
     assert search.tree.node_visits[search.root] == 3000
-    check_invariants(search, config.expand_visits, threads)
+    check_invariants(search, config.expand_visits_for(size), threads)
 
 
 def test_same_seed_same_single_thread_search():
@@ -316,7 +316,7 @@ def test_heuristic_priors_only_shape_selection_not_visit_counts():
     search = Search(config, 9)
     result = search.run(Game(9), 2000)
     assert result.playouts == 2000
-    check_invariants(search, config.expand_visits, 2)
+    check_invariants(search, config.expand_visits_for(9), 2)
 
 
 def test_search_teaches_the_playout_replies_and_a_new_game_forgets_them():

@@ -14,7 +14,7 @@ from engine import board as bd
 from engine import shapes as sh
 from engine.game import Game
 from engine.ladder import new_ladder_scratch
-from engine.search import SearchConfig, candidate_moves
+from engine.search import P_EXPAND_VISITS, SearchConfig, candidate_moves
 from engine.player import Player, PlayerConfig
 from nets import train_shapes as ts
 from test_data_train import sgf_text
@@ -370,5 +370,19 @@ def test_expand_visits_flag_reaches_the_search():
     assert gtp_main.player_config(parse(["--net", "none"])).search.expand_visits == \
         SearchConfig.expand_visits
     assert gtp_main.player_config(parse(["--expand-visits", "8"])).search.expand_visits == 8
-    with pytest.raises(SystemExit):
-        parse(["--expand-visits", "0"])
+    assert gtp_main.player_config(parse(["--expand-visits", "auto"])).search.expand_visits \
+        == "auto"
+    for bad in ("0", "-2", "x", "2.5"):
+        with pytest.raises(SystemExit):
+            parse(["--expand-visits", bad])
+
+
+def test_expand_visits_auto_grows_with_the_board_and_a_number_overrides_it():
+    config = SearchConfig(expand_visits="auto")
+    by_size = {size: config.expand_visits_for(size) for size in (5, 9, 13, 19, 25)}
+    assert by_size == {5: 3, 9: 3, 13: 4, 19: 8, 25: 8}
+    assert config.as_array(7.5, size=19)[P_EXPAND_VISITS] == 8
+    assert config.as_array(7.0, size=9)[P_EXPAND_VISITS] == 3
+    assert config.as_array(7.5, net=True, size=19)[P_EXPAND_VISITS] == config.net_expand_visits
+    fixed = SearchConfig(expand_visits=2)
+    assert [fixed.expand_visits_for(size) for size in (9, 19)] == [2, 2]
