@@ -160,7 +160,7 @@ class SearchConfig:
         size x size board. Growing a node rates every candidate move with the priors and the
         shape model, a cost in proportion to the board's points, so "auto" expands every
         points / 45 visits, within 3 to 8: 3 on 9x9 and 8 on 19x19 (Pachi's expand_p), each
-        even at equal playouts with the 2 of before and 1.2x and 1.5x its playouts per CPU
+        even at equal playouts with the 2 of before and 1.3x and 1.5x its playouts per CPU
         second; 8 on 9x9 lost (benchmarks/RESULTS.md, expansion)."""
         if self.expand_visits != "auto":
             return self.expand_visits
