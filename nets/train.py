@@ -62,6 +62,9 @@ def parse_args(argv=None):
     p.add_argument("--init", metavar="WEIGHTS", help="start from a weights file's network (its "
                    "config; fresh optimiser and schedule; samples counted on from its meta)")
     p.add_argument("--steps", type=int, default=100000)
+    p.add_argument("--minutes", type=float, help="stop after this much training wall time "
+                   "(counted across --resume) and run the cosine schedule over that time "
+                   "rather than over --steps, whichever ends first: for a lease of fixed length")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--momentum", type=float, default=0.9)
@@ -185,12 +188,21 @@ def evaluate(model, batches, device, bf16):
     return metrics
 
 
-def lr_at(args, step, plateau_scale):
-    """Return the learning rate for a step."""
+def progress_of(args, step, wall):
+    """Return how far the run is through its schedule, 0 to 1: by steps, or by wall seconds
+    under --minutes when that is further on."""
+    progress = step / max(1, args.steps)
+    if args.minutes:
+        progress = max(progress, wall / (60.0 * args.minutes))
+    return min(1.0, progress)
+
+
+def lr_at(args, step, plateau_scale, wall=0.0):
+    """Return the learning rate for a step taken after `wall` seconds of training."""
     warm = min(1.0, (step + 1) / max(1, args.warmup))
     if args.schedule == "plateau":
         return args.lr * warm * plateau_scale
-    progress = min(1.0, step / max(1, args.steps))
+    progress = progress_of(args, step, wall)
     return args.lr * warm * (0.01 + 0.99 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
@@ -209,6 +221,8 @@ def main(argv=None):
         dist.init_process_group(backend)
         if backend == "nccl":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    if args.minutes and world > 1:
+        sys.exit("--minutes: ranks would stop at different steps; give --steps under torchrun")
     if args.threads:
         torch.set_num_threads(args.threads)
     device = nm.resolve_device(args.device)
@@ -371,10 +385,10 @@ def main(argv=None):
     hits = seen = 0
     steps_window = 0
     it = iter(loader)
-    while step < args.steps:
+    while progress_of(args, step, wall) < 1.0:
         batch = next(it)
         for g in opt.param_groups:
-            g["lr"] = lr_at(args, step, plateau_scale)
+            g["lr"] = lr_at(args, step, plateau_scale, wall0 + time.time() - t_start)
         if args.freeze_trunk:   # batch-norm statistics of the trunk stay the trained net's
             model.eval()
             model.value.train()
@@ -403,7 +417,10 @@ def main(argv=None):
             continue
         rate = rate_samples / max(rate_time, 1e-9)
         eta = (args.steps - step) * args.batch * world / max(rate, 1e-9)
-        line = (f"step {step}/{args.steps} {100 * step / args.steps:5.1f}% | {rate:6.0f} samples/s"
+        if args.minutes:
+            eta = min(eta, 60.0 * args.minutes - wall)
+        line = (f"step {step}/{args.steps} {100 * progress_of(args, step, wall):5.1f}% | "
+                f"{rate:6.0f} samples/s"
                 f" | loss {loss_sum / steps_window:.3f} nll1 {nll_sum / steps_window:.3f} top1 "
                 f"{hits / max(seen, 1):.3f} | lr {opt.param_groups[0]['lr']:.4f} | elapsed "
                 f"{fmt_time(wall)} ETA {fmt_time(eta)}")

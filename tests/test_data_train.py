@@ -166,6 +166,21 @@ def test_training_smoke_checkpoint_and_resume(corpus, tmp_path):
     assert max(r["step"] for r in lines) == 6
 
 
+def test_a_time_budget_runs_the_schedule_over_time_and_stops(corpus, tmp_path):
+    args = nt.parse_args(["--data", "x", "--out", "o.pt", "--steps", "1000", "--minutes", "2",
+                          "--warmup", "1", "--lr", "1.0"])
+    assert nt.progress_of(args, 10, 60.0) == 0.5
+    assert nt.progress_of(args, 900, 60.0) == 0.9
+    assert nt.lr_at(args, 10, 1.0, 60.0) == pytest.approx(0.01 + 0.99 * 0.5)
+    assert nt.lr_at(args, 10, 1.0, 500.0) == pytest.approx(0.01)
+    run = str(tmp_path / "run")
+    nt.main(_quick_training_args(corpus) + ["--config", "tiny", "--out", str(tmp_path / "t.pt"),
+                                            "--run-dir", run, "--steps", "100000",
+                                            "--minutes", "0.002"])
+    ckpt = torch.load(os.path.join(run, "ckpt.pt"), weights_only=True)
+    assert 1 <= ckpt["step"] < 100000 and ckpt["wall"] >= 0.12
+
+
 def _quick_training_args(corpus):
     """Return nets.train flags for a few-step run on the test corpus, without --config."""
     return ["--data", str(corpus / "games.tar.gz"), "--batch", "16", "--workers", "0",
