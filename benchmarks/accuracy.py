@@ -59,9 +59,9 @@ def main(argv=None):
     with torch.inference_mode():
         for batch in nd.all_positions(records(), args.batch, cfg["heads"], cfg["rank"],
                                       cfg["edge"]):
-            logp, _ = nm.symmetric_forward(model, torch.from_numpy(batch["x"]).to(device),
-                                           torch.from_numpy(batch["mask"]).to(device),
-                                           args.symmetries)
+            logp, _, _ = nm.symmetric_forward(model, torch.from_numpy(batch["x"]).to(device),
+                                              torch.from_numpy(batch["mask"]).to(device),
+                                              args.symmetries)
             c = accuracy_counts(logp.float(),
                                 torch.from_numpy(batch["targets"][:, 0]).to(device))
             h1, h5, nll, n = h1 + c[0], h5 + c[1], nll + c[2], n + c[3]

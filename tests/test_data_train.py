@@ -303,3 +303,17 @@ def test_a_value_head_trained_on_a_frozen_trunk_leaves_the_policy_as_it_was(tmp_
     with pytest.raises(SystemExit, match="--freeze-trunk"):
         nt.main(common + ["--config", "tiny", "--freeze-trunk", "--out", valued,
                           "--run-dir", str(tmp_path / "bad"), "--steps", "1"])
+
+
+def test_accuracy_benchmark_scores_a_weights_file(corpus, tmp_path, capsys):
+    from benchmarks import accuracy
+    weights = str(tmp_path / "tiny.pt")
+    nt.main(_quick_training_args(corpus) + ["--config", "tiny", "--out", weights,
+                                            "--run-dir", str(tmp_path / "run"), "--steps", "2"])
+    capsys.readouterr()
+    for symmetries in ("1", "8"):
+        accuracy.main(["--data", str(corpus / "games.tar.gz"), "--weights", weights,
+                       "--threads", "1", "--symmetries", symmetries])
+        result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert result["positions"] > 0 and 0 <= result["top1"] <= result["top5"] <= 1
+        assert result["nll"] > 0
