@@ -388,7 +388,7 @@ def main(argv=None):
     while progress_of(args, step, wall) < 1.0:
         batch = next(it)
         for g in opt.param_groups:
-            g["lr"] = lr_at(args, step, plateau_scale, wall0 + time.time() - t_start)
+            g["lr"] = lr_at(args, step, plateau_scale, wall)
         if args.freeze_trunk:   # batch-norm statistics of the trunk stay the trained net's
             model.eval()
             model.value.train()
