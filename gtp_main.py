@@ -207,6 +207,11 @@ def build_parser():
                         "that a capture and liberty-race reader finds settling a fight at the "
                         "last move (a kill the opponent could prevent, a rescue of a chain the "
                         f"opponent could take); default {SearchConfig.tactics_prior}")
+    p.add_argument("--ladder-escape-factor", type=fraction,
+                   default=SearchConfig.ladder_escape_factor,
+                   help="with the network: factor on the net's prior of an escape from atari "
+                        "that runs into a working ladder (read by the ladder reader); 1 leaves "
+                        f"the prior as it is; default {SearchConfig.ladder_escape_factor}")
     p.add_argument("--expand-visits", type=auto_or_count, default=SearchConfig.expand_visits,
                    metavar="auto|N",
                    help="without the network: visits a tree leaf gets (each a playout) before "
@@ -456,6 +461,7 @@ def player_config(args):
                           score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
                           tactics_prior=args.tactics_prior,
+                          ladder_escape_factor=args.ladder_escape_factor,
                           expand_visits=args.expand_visits,
                           net_expand_visits=args.net_expand_visits,
                           early_stop=args.early_stop,
@@ -502,6 +508,8 @@ def compiler_command(args):
                "--device", "cpu", "--log-level", "warning"]
     if args.tactics_prior > 0:
         command += ["--tactics-prior", repr(args.tactics_prior)]
+    if args.ladder_escape_factor != 1:
+        command += ["--ladder-escape-factor", repr(args.ladder_escape_factor)]
     shapes = shapes_path(args)
     command += ["--shapes", os.path.abspath(shapes) if shapes else "none"]
     if args.net == "none":

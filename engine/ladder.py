@@ -289,3 +289,20 @@ def atari_starts_ladder(b, p, target, sc):
     if _capture_escapes_on_board(b, b.chain[target], lib, attacker, p):
         return False
     return _read(sc, target, lib, w)
+
+
+@njit(**NO_ALLOC)
+def futile_escapes(b, color, sc, out):
+    """Write into out the liberties of color's chains in atari whose extension there runs
+    into a working ladder (caught_in_ladder), at most out's length; return how many. These
+    escapes lose more stones with every move; a network without ladder planes ranks them
+    high, as the moves that usually save a chain in atari."""
+    n = 0
+    for p in range(b.stones.shape[0]):
+        if n == out.shape[0]:
+            break
+        if b.stones[p] == color and b.chain[p] == p and b.nlibs[p] == 1 \
+                and caught_in_ladder(b, p, sc):
+            out[n] = first_liberty(b, p)
+            n += 1
+    return n

@@ -28,7 +28,7 @@ from numba import njit
 from engine import board as bd
 from engine import playout as po
 from engine.atomics import atomic_add, atomic_cas
-from engine.ladder import atari_starts_ladder, new_ladder_scratch
+from engine.ladder import atari_starts_ladder, futile_escapes, new_ladder_scratch
 from engine.shapes import cached_model, empty_model, nothing_near, rate_moves
 from engine.tactics import new_tactics_scratch, tactical_moves
 from nets.server import EvalServer
@@ -119,6 +119,9 @@ class SearchConfig:
     prior_eqex: int = 10           # playouts' worth of each heuristic prior without the net
     net_prior_eqex: int = 0        # the same with the net
     tactics_prior: float = 0.0     # with the net: prior added to engine.tactics' moves
+    # With the net: factor on the prior of an atari escape that runs into a working ladder
+    # (engine.ladder.futile_escapes); 1 leaves the network's prior as it is.
+    ladder_escape_factor: float = 1.0
     # Without the net: winning playouts of sqrt(p) * shape_eqex for a move the shape model
     # (engine.shapes, loaded from the file `shapes`; "" for none) gives probability p, as
     # Pachi weighs its pattern model's probabilities. 200 won 10 of 10 games against 0 on
@@ -999,7 +1002,7 @@ class Search:
                 log.exception("network evaluation of the root failed; uniform priors instead")
                 priors = np.zeros(allowed.shape[0], np.float32)
             _, root_top_k, cumulative = self.config.breadth()
-            priors = self._with_tactics(board, priors)
+            priors = self._adjusted(board, priors)
             expand(tree, self.root, board, allowed, priors, root_top_k, cumulative,
                    self.policy.patterns, np.int32(self.config.net_prior_eqex),
                    new_ladder_scratch(board.stones.shape[0]), self.shapes, np.int32(0))
@@ -1011,7 +1014,7 @@ class Search:
         if priors is None:
             priors = np.zeros(board.stones.shape[0], np.float32)
         else:
-            priors = self._with_tactics(board, priors)
+            priors = self._adjusted(board, priors)
         allow_all = np.ones(board.stones.shape[0], np.bool_)
         fill_edges(self.tree, node, board, allow_all, priors, np.int64(self._params[P_TOP_K]),
                    self._params[P_TOP_CUMULATIVE], self.policy.patterns,
@@ -1019,6 +1022,31 @@ class Search:
                    self.shapes, np.int32(0))
         if value is not None:
             backup_value(self.tree, path, len(path), value)
+
+    def _adjusted(self, board, priors):
+        """Return the network's priors for board with the reader's knowledge applied:
+        engine.tactics' moves raised, escapes into working ladders lowered."""
+        return self._with_ladders(board, self._with_tactics(board, priors))
+
+    def _with_ladders(self, board, priors):
+        """Return priors with each escape from atari that a ladder catches scaled by
+        config.ladder_escape_factor; priors itself is left as it was. The network has no
+        ladder planes and ranks such an extension as high as one that saves the chain, and
+        the playouts can rate it well too: against Pachi the search ran a ladder for ten
+        moves, rating each extension 0.52-0.67, and lost the chain (benchmarks/RESULTS.md)."""
+        factor = self.config.ladder_escape_factor
+        if factor == 1.0:
+            return priors
+        local = self._tactics
+        if getattr(local, "ladder", None) is None:
+            local.ladder = new_ladder_scratch(board.stones.shape[0])
+            local.escapes = np.zeros(MAX_TACTICAL_MOVES, np.int32)
+        n = futile_escapes(board, board.info[bd.TO_PLAY], local.ladder, local.escapes)
+        if n == 0:
+            return priors
+        scaled = priors.astype(np.float32, copy=True)
+        scaled[local.escapes[:n]] *= factor
+        return scaled
 
     def _with_tactics(self, board, priors):
         """Return the network's priors with config.tactics_prior added to each move that

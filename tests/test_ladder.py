@@ -2,12 +2,14 @@
 reader that plays the ladder out on a plain grid with real captures."""
 import random
 
+import numpy as np
+
 import pytest
 
 from asciiboard import game_from_diagram
 from engine import board as bd
 from engine.game import Game, IllegalMove
-from engine.ladder import atari_starts_ladder, caught_in_ladder, new_ladder_scratch
+from engine.ladder import atari_starts_ladder, caught_in_ladder, futile_escapes, new_ladder_scratch
 from test_consistency import flood, neighbours
 
 # Black D4 is in atari at E4; extending there gives two liberties, and white chases the chain
@@ -66,6 +68,24 @@ def test_the_atari_from_the_right_side_starts_the_ladder():
     d4 = game.parse_vertex("D4")
     assert atari_starts_ladder(game.board, game.parse_vertex("D3"), d4, scratch)
     assert not atari_starts_ladder(game.board, game.parse_vertex("E4"), d4, scratch)
+
+
+def escapes(diagram, color):
+    game = game_from_diagram(diagram)
+    out = np.zeros(4, np.int32)
+    n = futile_escapes(game.board, color, new_ladder_scratch(game.board.stones.shape[0]), out)
+    return sorted(game.vertex(int(p)) for p in out[:n])
+
+
+def test_futile_escapes_are_the_extensions_a_ladder_catches():
+    assert escapes(LADDER, bd.BLACK) == ["E4"]
+    assert escapes(with_stone(LADDER, "F2", "X"), bd.BLACK) == []    # the ladder breaker
+    assert escapes(LADDER, bd.WHITE) == []                            # no white chain in atari
+    # A second black chain in atari, E8, extends at E7 to three liberties: no futile escape.
+    boxed = LADDER
+    for vertex, symbol in (("E8", "X"), ("D8", "O"), ("F8", "O"), ("E9", "O")):
+        boxed = with_stone(boxed, vertex, symbol)
+    assert escapes(boxed, bd.BLACK) == ["E4"]
 
 
 # The slow reader ---------------------------------------------------------------------------

@@ -178,6 +178,24 @@ def test_the_tactics_prior_lifts_the_move_that_wins_a_capturing_race(weight):
         search.close()
 
 
+def test_the_ladder_escape_factor_scales_the_prior_of_running_into_a_ladder():
+    from test_ladder import LADDER
+    game = game_from_diagram(LADDER)            # Black D4 in atari; extending at E4 is caught
+    priors = np.full(game.board.stones.shape[0], 0.01, np.float32)
+    e4 = game.parse_vertex("E4")
+    for factor in (1.0, 0.05):
+        search = Search(SearchConfig(seed=3, ladder_escape_factor=factor), 9,
+                        evaluator=tiny_evaluator())
+        try:
+            adjusted = search._adjusted(game.board, priors)
+        finally:
+            search.close()
+        assert adjusted[e4] == pytest.approx(0.01 * factor)
+        others = np.arange(len(priors)) != e4
+        assert (adjusted[others] == priors[others]).all()
+    assert (priors == np.float32(0.01)).all()       # the network's array is left as it was
+
+
 def test_network_failure_falls_back_to_uniform_expansion():
     search = Search(SearchConfig(seed=7, early_stop=False), 9, evaluator=tiny_evaluator())
     try:
