@@ -3,13 +3,13 @@ reader that plays the ladder out on a plain grid with real captures."""
 import random
 
 import numpy as np
-
 import pytest
 
 from asciiboard import game_from_diagram
 from engine import board as bd
 from engine.game import Game, IllegalMove
-from engine.ladder import atari_starts_ladder, caught_in_ladder, futile_escapes, new_ladder_scratch
+from engine.ladder import (atari_starts_ladder, caught_in_ladder, futile_escapes,
+                           new_ladder_scratch)
 from test_consistency import flood, neighbours
 
 # Black D4 is in atari at E4; extending there gives two liberties, and white chases the chain
