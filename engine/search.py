@@ -119,8 +119,8 @@ class SearchConfig:
     prior_eqex: int = 10           # playouts' worth of each heuristic prior without the net
     net_prior_eqex: int = 0        # the same with the net
     tactics_prior: float = 0.0     # with the net: prior added to engine.tactics' moves
-    # With the net: factor on the prior of an atari escape that runs into a working ladder
-    # (engine.ladder.futile_escapes); 1 leaves the network's prior as it is.
+    # With the net: factor on the prior of an escape from the last move's atari that runs into
+    # a working ladder (engine.ladder.futile_escapes); 1 leaves the network's prior as it is.
     ladder_escape_factor: float = 1.0
     # Without the net: winning playouts of sqrt(p) * shape_eqex for a move the shape model
     # (engine.shapes, loaded from the file `shapes`; "" for none) gives probability p, as
@@ -1029,8 +1029,8 @@ class Search:
         return self._with_ladders(board, self._with_tactics(board, priors))
 
     def _with_ladders(self, board, priors):
-        """Return priors with each escape from atari that a ladder catches scaled by
-        config.ladder_escape_factor; priors itself is left as it was. The network has no
+        """Return priors with each escape from the last move's atari that a ladder catches
+        scaled by config.ladder_escape_factor; priors itself is left as it was. The network has no
         ladder planes and ranks such an extension as high as one that saves the chain, and
         the playouts can rate it well too: against Pachi the search ran a ladder for ten
         moves, rating each extension 0.52-0.67, and lost the chain (benchmarks/RESULTS.md)."""

@@ -179,8 +179,8 @@ def test_the_tactics_prior_lifts_the_move_that_wins_a_capturing_race(weight):
 
 
 def test_the_ladder_escape_factor_scales_the_prior_of_running_into_a_ladder():
-    from test_ladder import LADDER
-    game = game_from_diagram(LADDER)            # Black D4 in atari; extending at E4 is caught
+    from test_ladder import LADDER, chased
+    game = chased(LADDER, "D3", bd.WHITE)       # White's atari on D4; extending at E4 is caught
     priors = np.full(game.board.stones.shape[0], 0.01, np.float32)
     e4 = game.parse_vertex("E4")
     for factor in (1.0, 0.05):
