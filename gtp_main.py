@@ -211,8 +211,8 @@ def build_parser():
                    default=SearchConfig.ladder_escape_factor,
                    help="with the network: factor on the net's prior of an escape from the "
                         "last move's atari that runs into a working ladder (read by the ladder "
-                        "reader); 1 leaves "
-                        f"the prior as it is; default {SearchConfig.ladder_escape_factor}")
+                        "reader); 1 leaves the prior as it is; default "
+                        f"{SearchConfig.ladder_escape_factor}")
     p.add_argument("--expand-visits", type=auto_or_count, default=SearchConfig.expand_visits,
                    metavar="auto|N",
                    help="without the network: visits a tree leaf gets (each a playout) before "
