@@ -243,6 +243,13 @@ def build_parser():
                    help="playouts: probability of playing the last good reply (with "
                         "forgetting) to the last two moves or the last move, learnt from "
                         f"earlier playouts; 0 turns it off; default {PolicyConfig.reply}")
+    p.add_argument("--seki-reject", type=fraction, default=PolicyConfig.seki_reject,
+                   help="playouts (and the dead-stone judging of final_score): probability "
+                        "of refusing a move that breaks a local seki (two chains of two "
+                        "liberties whose every liberty is a self-atari for both colours, as "
+                        "Pachi reads one), on top of the 0.95 any self-atari of two stones "
+                        "or more is refused with; default "
+                        f"{PolicyConfig.seki_reject}")
     p.add_argument("--max-nodes", type=positive_int, default=400_000,
                    help="size of the search tree's node pool; a full pool stops growth; "
                         "default 400000")
@@ -467,7 +474,7 @@ def player_config(args):
                           net_expand_visits=args.net_expand_visits,
                           early_stop=args.early_stop,
                           deterministic=args.deterministic,
-                          policy=PolicyConfig(reply=args.lgrf))
+                          policy=PolicyConfig(reply=args.lgrf, seki_reject=args.seki_reject))
     return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                         policy_only=args.policy_only, search=search)

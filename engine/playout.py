@@ -7,7 +7,8 @@ earlier playouts, with forgetting; off unless its rate is set); ko recapture aft
 atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye space
 (nakade); 3x3 patterns around the last two moves.
 Every candidate must be legal, must not fill the mover's own eye, and (except nakade) must not
-be a self-atari of more than `selfatari_max` stones that captures nothing. With every rule's
+be a self-atari of more than `selfatari_max` stones that captures nothing, nor (with
+`seki_reject`) a move that breaks a local seki. With every rule's
 probability at 0 and self-atari allowed, the policy is the uniform random one.
 """
 from collections import namedtuple
@@ -19,14 +20,15 @@ from numba import njit
 from engine.board import (BLACK, EMPTY, LAST_KO_COLOR, LAST_KO_MOVE, LAST_KO_POINT, LAST_MOVE,
                           LAST_MOVE2, MAX_SIZE, MOVE_NUMBER, NEMPTY, NO_ALLOC, NO_ALLOC_INLINE,
                           PASS, SIZE, TO_PLAY, WHITE, WIDTH, area_owner, copy_into,
-                          first_liberty, is_legal, is_true_eye_like, play_inlined, popcount64)
+                          first_liberty, is_legal, is_true_eye_like, lowest_bit_index,
+                          play_inlined, popcount64)
 from engine.ladder import caught_in_ladder, new_ladder_scratch
 from engine.patterns import pattern_table
 
 # Slots of the policy parameter array.
 (R_CAPTURE, R_KO, R_ATARI2, R_NAKADE, R_PATTERN, R_SELFATARI_MAX,
- R_SELFATARI_REJECT, R_REPLY) = range(8)
-POLICY_SLOTS = 8
+ R_SELFATARI_REJECT, R_REPLY, R_SEKI_REJECT) = range(9)
+POLICY_SLOTS = 9
 MAX_CANDIDATES = 64
 # Points of the largest padded board: the stride of the two-move reply table.
 REPLY_STRIDE = (MAX_SIZE + 2) * (MAX_SIZE + 2)
@@ -51,6 +53,7 @@ class PolicyConfig:
     selfatari_max: int = 1
     selfatari_reject: float = 0.95
     reply: float = 0.0
+    seki_reject: float = 0.0
 
     def build(self):
         """Return the Policy tuple the jitted playouts read, with empty reply tables."""
@@ -63,6 +66,7 @@ class PolicyConfig:
         rates[R_SELFATARI_MAX] = self.selfatari_max
         rates[R_SELFATARI_REJECT] = self.selfatari_reject
         rates[R_REPLY] = self.reply
+        rates[R_SEKI_REJECT] = self.seki_reject
         tables = (2, REPLY_STRIDE * REPLY_STRIDE) if self.reply > 0 else (2, 1)
         return Policy(rates, pattern_table(), np.full((2, REPLY_STRIDE), NO_REPLY, np.int32),
                       np.full(tables, NO_REPLY, np.int32))
@@ -70,7 +74,7 @@ class PolicyConfig:
 
 def uniform_policy():
     """Return a Policy that plays uniformly random legal moves except own eyes."""
-    return PolicyConfig(0.0, 0.0, 0.0, 0.0, 0.0, 1000, 0.0, 0.0).build()
+    return PolicyConfig(0.0, 0.0, 0.0, 0.0, 0.0, 1000, 0.0, 0.0, 0.0).build()
 
 
 def forget_replies(policy):
@@ -209,6 +213,56 @@ def _short_of_liberties(b, p, color, max_stones, words):
     return stones_after(b, p, color) > max_stones
 
 
+@njit(**NO_ALLOC)
+def _cramped_for_both(b, p, words):
+    """Return True if neither colour can play the empty point p and keep two liberties: for
+    each, the move is illegal, or captures nothing and leaves its chain one liberty or none."""
+    for color in (BLACK, WHITE):
+        if is_legal(b, p, color) and (captures_something(b, p, color)
+                                      or liberties_after(b, p, color, words) >= 2):
+            return False
+    return True
+
+
+@njit(**NO_ALLOC)
+def _other_liberty(b, head, p):
+    """Return a liberty of the chain with this head other than p, or -1."""
+    for word in range(b.libs.shape[1]):
+        bits = b.libs[head, word]
+        while bits != 0:
+            q = word * 64 + lowest_bit_index(bits)
+            if q != p:
+                return q
+            bits &= bits - np.uint64(1)
+    return -1
+
+
+@njit(**NO_ALLOC)
+def breaks_local_seki(b, p, words):
+    """Return True if a move at p would break a local seki, as Pachi's breaking_local_seki
+    reads one: p touches a black and a white chain of two liberties each, and p, the black
+    chain's other liberty and the white chain's other liberty are each a self-atari (or
+    illegal) for both colours. Shared liberties or not, in eyes or not, whoever fills first
+    is captured, so a playout that plays there turns a seki into a capture."""
+    w = b.info[WIDTH]
+    black = -1
+    white = -1
+    for d in (-w, -1, 1, w):
+        n = p + d
+        s = b.stones[n]
+        if s == BLACK and black < 0 and b.nlibs[b.chain[n]] == 2:
+            black = b.chain[n]
+        elif s == WHITE and white < 0 and b.nlibs[b.chain[n]] == 2:
+            white = b.chain[n]
+    if black < 0 or white < 0 or not _cramped_for_both(b, p, words):
+        return False
+    other = _other_liberty(b, black, p)
+    if not _cramped_for_both(b, other, words):
+        return False
+    other2 = _other_liberty(b, white, p)
+    return other2 == other or _cramped_for_both(b, other2, words)
+
+
 @njit(**NO_ALLOC_INLINE)
 def _acceptable(b, p, color, policy, words, rng):
     """Return True if p is legal for color, not its own eye, and not a rejected self-atari."""
@@ -217,6 +271,9 @@ def _acceptable(b, p, color, policy, words, rng):
     if is_true_eye_like(b, p, color) or not is_legal(b, p, color):
         return False
     if is_bad_selfatari(b, p, color, policy.rates[R_SELFATARI_MAX], words):
+        if policy.rates[R_SEKI_REJECT] > 0 and breaks_local_seki(b, p, words) \
+                and rand_float(rng) < policy.rates[R_SEKI_REJECT]:
+            return False
         return rand_float(rng) >= policy.rates[R_SELFATARI_REJECT]
     return True
 

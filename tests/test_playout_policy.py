@@ -282,3 +282,75 @@ def test_a_stored_reply_that_is_illegal_or_fills_an_own_eye_is_not_played():
     assert "B6" not in policy_moves(game, policy)
     policy.reply1[bd.BLACK - 1, v("F2")] = v("F2")      # occupied
     assert "F2" not in policy_moves(game, policy)
+
+
+# Black A2-D2 and D1 against white B1, the shared liberties A1 and C1 (as in test_player).
+SEKI_SHARED = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    O O O O O . .
+    X X X X O . .
+    . O . X O . .
+    """
+# One eye each (A7, E7) and the shared liberty C7.
+SEKI_EYES = """
+    . X . O . O X
+    X X X O O O X
+    O O O X X X X
+    . . O X . . .
+    . . O X . . .
+    . . O X . . .
+    . . O X . . .
+    """
+# A race, not a seki: Black fills A2, the shared liberty, and keeps A1 and D1.
+RACE = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    O O O O . . .
+    X X X O . . .
+    . O X O . . .
+    . O X . . . .
+    """
+
+
+@pytest.mark.parametrize("diagram,points", [(SEKI_SHARED, {"A1", "C1"}), (SEKI_EYES, {"C7"}),
+                                            (RACE, set())])
+def test_reads_which_points_would_break_a_local_seki(diagram, points):
+    game = game_from_diagram(diagram)
+    b = game.board
+    words = np.empty(b.libs.shape[1], np.uint64)
+    found = {game.vertex(p) for p in range(b.stones.shape[0])
+             if b.stones[p] == bd.EMPTY and po.breaks_local_seki(b, p, words)}
+    assert found == points
+
+
+# The drawn seki of SEKI_SHARED in a 9x9 corner, the rest of the board settled: black above
+# with five eyes, white below with four.
+SETTLED_SEKI = """
+    . X . X . X . X .
+    X X X X X X X X X
+    X X X X X X X X X
+    X X X X X X X X X
+    O O O O O O O O O
+    O O O O O . O . O
+    O O O O O O O O O
+    X X X X O O O . O
+    . O . X O . O O O
+    """
+
+
+@pytest.mark.parametrize("seki_reject,kept", [(1.0, True), (0.0, False)])
+def test_playouts_keep_a_seki_only_with_the_seki_rule(seki_reject, kept):
+    game = game_from_diagram(SETTLED_SEKI, komi=7)
+    b = game.board
+    policy = po.PolicyConfig(seki_reject=seki_reject).build()
+    owner_sum = np.zeros(b.stones.shape[0])
+    runs = 500
+    po.playout_ownership(b, 7.0, runs, policy, po.new_rng(3), bd.copy_board(b), owner_sum)
+    black_chain = owner_sum[game.parse_vertex("A2")] / runs
+    # Without the rule a self-atari of two stones or more still gets through one time in
+    # twenty, and the seki's liberties are all the playouts have left to try.
+    assert (black_chain == 1.0) == kept
