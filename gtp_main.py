@@ -243,6 +243,12 @@ def build_parser():
                    help="playouts: probability of playing the last good reply (with "
                         "forgetting) to the last two moves or the last move, learnt from "
                         f"earlier playouts; 0 turns it off; default {PolicyConfig.reply}")
+    p.add_argument("--ladder-chase", type=fraction, default=PolicyConfig.ladder,
+                   help="playouts: probability of carrying on a ladder, ahead of the other "
+                        "rules but captures and escapes: capture a chain our previous move "
+                        "put in atari and the opponent left there, else atari the last "
+                        "move's two-liberty chain where the ladder reader says that catches "
+                        f"it; 0 turns it off; default {PolicyConfig.ladder}")
     p.add_argument("--seki-reject", type=fraction, default=PolicyConfig.seki_reject,
                    help="playouts (and the dead-stone judging of final_score): probability "
                         "of refusing a move that breaks a local seki (two chains of two "
@@ -474,7 +480,8 @@ def player_config(args):
                           net_expand_visits=args.net_expand_visits,
                           early_stop=args.early_stop,
                           deterministic=args.deterministic,
-                          policy=PolicyConfig(reply=args.lgrf, seki_reject=args.seki_reject))
+                          policy=PolicyConfig(reply=args.lgrf, seki_reject=args.seki_reject,
+                                              ladder=args.ladder_chase))
     return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                         policy_only=args.policy_only, search=search)

@@ -2,7 +2,10 @@
 
 The default policy follows Pachi's moggy: ordered rules around the last move, each tried with
 its own probability, then a random move. The rules: capture or escape for groups put in atari
-by the last move (no escape into a ladder that engine.ladder reads as lost); the last good reply to the last two moves or the last move (learnt from
+by the last move (no escape into a ladder that engine.ladder reads as lost); the ladder
+chase (off unless its rate is set: capture what the opponent left in our last atari, else the
+atari that catches the last move's chain in a ladder); the last good reply to the last two
+moves or the last move (learnt from
 earlier playouts, with forgetting; off unless its rate is set); ko recapture after a threat;
 atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye space
 (nakade); 3x3 patterns around the last two moves.
@@ -22,13 +25,13 @@ from engine.board import (BLACK, EMPTY, LAST_KO_COLOR, LAST_KO_MOVE, LAST_KO_POI
                           PASS, SIZE, TO_PLAY, WHITE, WIDTH, area_owner, copy_into,
                           first_liberty, is_legal, is_true_eye_like, lowest_bit_index,
                           play_inlined, popcount64)
-from engine.ladder import caught_in_ladder, new_ladder_scratch
+from engine.ladder import atari_starts_ladder, caught_in_ladder, new_ladder_scratch
 from engine.patterns import pattern_table
 
 # Slots of the policy parameter array.
 (R_CAPTURE, R_KO, R_ATARI2, R_NAKADE, R_PATTERN, R_SELFATARI_MAX,
- R_SELFATARI_REJECT, R_REPLY, R_SEKI_REJECT) = range(9)
-POLICY_SLOTS = 9
+ R_SELFATARI_REJECT, R_REPLY, R_SEKI_REJECT, R_LADDER) = range(10)
+POLICY_SLOTS = 10
 MAX_CANDIDATES = 64
 # Points of the largest padded board: the stride of the two-move reply table.
 REPLY_STRIDE = (MAX_SIZE + 2) * (MAX_SIZE + 2)
@@ -54,6 +57,7 @@ class PolicyConfig:
     selfatari_reject: float = 0.95
     reply: float = 0.0
     seki_reject: float = 0.0
+    ladder: float = 0.0
 
     def build(self):
         """Return the Policy tuple the jitted playouts read, with empty reply tables."""
@@ -67,6 +71,7 @@ class PolicyConfig:
         rates[R_SELFATARI_REJECT] = self.selfatari_reject
         rates[R_REPLY] = self.reply
         rates[R_SEKI_REJECT] = self.seki_reject
+        rates[R_LADDER] = self.ladder
         tables = (2, REPLY_STRIDE * REPLY_STRIDE) if self.reply > 0 else (2, 1)
         return Policy(rates, pattern_table(), np.full((2, REPLY_STRIDE), NO_REPLY, np.int32),
                       np.full(tables, NO_REPLY, np.int32))
@@ -74,7 +79,7 @@ class PolicyConfig:
 
 def uniform_policy():
     """Return a Policy that plays uniformly random legal moves except own eyes."""
-    return PolicyConfig(0.0, 0.0, 0.0, 0.0, 0.0, 1000, 0.0, 0.0, 0.0).build()
+    return PolicyConfig(0.0, 0.0, 0.0, 0.0, 0.0, 1000, 0.0, 0.0, 0.0, 0.0).build()
 
 
 def forget_replies(policy):
@@ -336,6 +341,63 @@ def atari_moves(b, color, last, cands, words, ladder):
     return n
 
 
+@njit(**NO_ALLOC_INLINE)
+def ladder_move(b, color, last, last2, words, ladder):
+    """Return the move that carries on a ladder, or PASS: the capture of an opponent chain
+    that our previous move put in atari and that the opponent left there (its extension runs
+    into the ladder, which the escape rule knows), else the atari on the last move's chain of
+    two liberties that catches it in a ladder. Without this the playouts chase a ladder only
+    by chance, at each step half the time at the right liberty, so a chain that runs out a
+    working ladder lives in most of them."""
+    w = b.info[WIDTH]
+    opponent = 3 - color
+    if last2 != PASS:
+        for d in (-w, -1, 1, w):
+            q = last2 + d
+            if b.stones[q] == opponent and b.nlibs[b.chain[q]] == 1:
+                p = first_liberty(b, b.chain[q])
+                if is_legal(b, p, color):
+                    return p
+    if b.stones[last] != opponent or b.nlibs[b.chain[last]] != 2:
+        return PASS
+    return _ladder_atari(b, color, b.chain[last], words, ladder)
+
+
+@njit(**NO_ALLOC)
+def _ladder_atari(b, color, head, words, ladder):
+    """Return the liberty of the two-liberty opponent chain (head) where color's atari
+    catches it in a ladder, or PASS."""
+    first = first_liberty(b, head)
+    second = _other_liberty(b, head, first)
+    for p, q in ((first, second), (second, first)):
+        # The chain extends at q: with three empty points around q besides p it escapes,
+        # which settles most cases without the reader.
+        if _empty_neighbours(b, q) - (1 if _adjacent(b, p, q) else 0) >= 3:
+            continue
+        if not captures_something(b, p, color) and liberties_after(b, p, color, words) >= 2 \
+                and atari_starts_ladder(b, p, head, ladder):
+            return p
+    return PASS
+
+
+@njit(**NO_ALLOC_INLINE)
+def _empty_neighbours(b, p):
+    """Return how many of p's four neighbours are empty."""
+    w = b.info[WIDTH]
+    n = 0
+    for d in (-w, -1, 1, w):
+        if b.stones[p + d] == EMPTY:
+            n += 1
+    return n
+
+
+@njit(**NO_ALLOC_INLINE)
+def _adjacent(b, p, q):
+    """Return True if p and q are neighbours."""
+    d = abs(p - q)
+    return d == 1 or d == b.info[WIDTH]
+
+
 @njit(**NO_ALLOC)
 def escapes_atari(b, lib, color, head, words, ladder):
     """Return True if color extending its chain (head) at its last liberty lib gets three
@@ -487,6 +549,10 @@ def policy_move(b, color, policy, cands, words, ladder, rng):
         if rates[R_CAPTURE] > 0 and rand_float(rng) < rates[R_CAPTURE]:
             p = _pick(b, color, cands, atari_moves(b, color, last, cands, words, ladder), policy,
                       words, rng)
+            if p != PASS:
+                return p
+        if rates[R_LADDER] > 0 and rand_float(rng) < rates[R_LADDER]:
+            p = ladder_move(b, color, last, b.info[LAST_MOVE2], words, ladder)
             if p != PASS:
                 return p
         if rates[R_REPLY] > 0 and rand_float(rng) < rates[R_REPLY]:

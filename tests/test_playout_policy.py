@@ -354,3 +354,53 @@ def test_playouts_keep_a_seki_only_with_the_seki_rule(seki_reject, kept):
     # Without the rule a self-atari of two stones or more still gets through one time in
     # twenty, and the seki's liberties are all the playouts have left to try.
     assert (black_chain == 1.0) == kept
+
+
+# White C4, D5 and E5 around the point D4; white D3 would make the drawn ladder of
+# test_ladder.py: black D4, extending at E4, is chased down and right to the edge.
+LADDER_START = """
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . O O . . . .
+    . . O . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    """
+
+
+def test_ataris_a_two_liberty_chain_from_the_side_that_starts_a_ladder():
+    game = position(LADDER_START, [(bd.BLACK, "D4")])
+    assert policy_moves(game, only("ladder")) == {"D3"}
+    assert policy_moves(game, only("atari2")) == {"D3", "E4"}
+
+
+def test_captures_a_chain_left_in_the_atari_of_our_previous_move():
+    game = position(LADDER_START, [(bd.BLACK, "D4"), (bd.WHITE, "D3"), (bd.BLACK, "A9")])
+    assert policy_moves(game, only("ladder")) == {"E4"}
+
+
+def test_no_ladder_move_where_the_chain_escapes():
+    # A black stone at F3 breaks the ladder: no atari of D4 catches it.
+    for breaker, expected in (("A1", "D3"), ("F3", "pass")):
+        game = position(LADDER_START, [(bd.BLACK, breaker), (bd.WHITE, "A9"), (bd.BLACK, "D4")])
+        b = game.board
+        move = po.ladder_move(b, bd.WHITE, game.parse_vertex("D4"), game.parse_vertex("A9"),
+                              np.empty(b.libs.shape[1], np.uint64),
+                              new_ladder_scratch(b.stones.shape[0]))
+        assert game.vertex(move) == expected
+
+
+def test_ladder_rule_makes_the_playouts_see_a_running_chain_die():
+    # Black ran D4 out to E4 with white's D3 ataris answered: the chain is caught.
+    game = position(LADDER_START, [(bd.BLACK, "D4"), (bd.WHITE, "D3"), (bd.BLACK, "E4")])
+    b = game.board
+    shares = []
+    for ladder in (0.0, 1.0):
+        owner_sum = np.zeros(b.stones.shape[0])
+        po.playout_ownership(b, 0.0, 400, po.PolicyConfig(ladder=ladder).build(), po.new_rng(5),
+                             bd.copy_board(b), owner_sum)
+        shares.append(owner_sum[game.parse_vertex("D4")] / 400)
+    assert shares[1] < -0.8 < shares[0]
