@@ -346,7 +346,7 @@ def ladder_move(b, color, last, last2, words, ladder):
     """Return the move that carries on a ladder, or PASS: the capture of an opponent chain
     that our previous move put in atari and that the opponent left there (its extension runs
     into the ladder, which the escape rule knows), else the atari on the last move's chain of
-    two liberties that catches it in a ladder. Without this the playouts chase a ladder only
+    two liberties, next to our previous move, that catches it in a ladder. Without this the playouts chase a ladder only
     by chance, at each step half the time at the right liberty, so a chain that runs out a
     working ladder lives in most of them."""
     w = b.info[WIDTH]
@@ -358,17 +358,26 @@ def ladder_move(b, color, last, last2, words, ladder):
                 p = first_liberty(b, b.chain[q])
                 if is_legal(b, p, color):
                     return p
-    if b.stones[last] != opponent or b.nlibs[b.chain[last]] != 2:
+    if last2 == PASS or b.stones[last] != opponent or b.nlibs[b.chain[last]] != 2:
         return PASS
-    return _ladder_atari(b, color, b.chain[last], words, ladder)
+    # A ladder goes on where our previous move touched the chain (its atari, which the last
+    # move answered by extending); elsewhere the reader would cost more than it finds.
+    head = b.chain[last]
+    for d in (-w, -1, 1, w):
+        if b.chain[last2 + d] == head:
+            return _ladder_atari(b, color, head, last, words, ladder)
+    return PASS
 
 
 @njit(**NO_ALLOC)
-def _ladder_atari(b, color, head, words, ladder):
+def _ladder_atari(b, color, head, last, words, ladder):
     """Return the liberty of the two-liberty opponent chain (head) where color's atari
-    catches it in a ladder, or PASS."""
+    catches it in a ladder, or PASS. Only for a chain that the last move extended out of
+    atari, whose two liberties are then both next to the last move."""
     first = first_liberty(b, head)
     second = _other_liberty(b, head, first)
+    if not (_adjacent(b, first, last) and _adjacent(b, second, last)):
+        return PASS
     for p, q in ((first, second), (second, first)):
         # The chain extends at q: with three empty points around q besides p it escapes,
         # which settles most cases without the reader.

@@ -371,10 +371,11 @@ LADDER_START = """
     """
 
 
-def test_ataris_a_two_liberty_chain_from_the_side_that_starts_a_ladder():
-    game = position(LADDER_START, [(bd.BLACK, "D4")])
-    assert policy_moves(game, only("ladder")) == {"D3"}
-    assert policy_moves(game, only("atari2")) == {"D3", "E4"}
+def test_carries_on_the_ladder_after_the_chain_extends():
+    # White's D3 atari, black's E4 extension: F4 goes on with the ladder, E3 lets it out.
+    game = position(LADDER_START, [(bd.BLACK, "D4"), (bd.WHITE, "D3"), (bd.BLACK, "E4")])
+    assert policy_moves(game, only("ladder")) == {"F4"}
+    assert policy_moves(game, only("atari2")) == {"E3", "F4"}
 
 
 def test_captures_a_chain_left_in_the_atari_of_our_previous_move():
@@ -383,11 +384,12 @@ def test_captures_a_chain_left_in_the_atari_of_our_previous_move():
 
 
 def test_no_ladder_move_where_the_chain_escapes():
-    # A black stone at F3 breaks the ladder: no atari of D4 catches it.
-    for breaker, expected in (("A1", "D3"), ("F3", "pass")):
-        game = position(LADDER_START, [(bd.BLACK, breaker), (bd.WHITE, "A9"), (bd.BLACK, "D4")])
+    # A black stone at F3 breaks the ladder: no atari of the extended chain catches it.
+    for breaker, expected in (("A1", "F4"), ("F3", "pass")):
+        game = position(LADDER_START, [(bd.BLACK, breaker), (bd.WHITE, "A9"), (bd.BLACK, "D4"),
+                                       (bd.WHITE, "D3"), (bd.BLACK, "E4")])
         b = game.board
-        move = po.ladder_move(b, bd.WHITE, game.parse_vertex("D4"), game.parse_vertex("A9"),
+        move = po.ladder_move(b, bd.WHITE, game.parse_vertex("E4"), game.parse_vertex("D3"),
                               np.empty(b.libs.shape[1], np.uint64),
                               new_ladder_scratch(b.stones.shape[0]))
         assert game.vertex(move) == expected
