@@ -246,9 +246,10 @@ def build_parser():
     p.add_argument("--ladder-chase", type=fraction, default=PolicyConfig.ladder,
                    help="playouts: probability of carrying on a ladder, ahead of the other "
                         "rules but captures and escapes: capture a chain our previous move "
-                        "put in atari and the opponent left there, else atari the last "
-                        "move's two-liberty chain where the ladder reader says that catches "
-                        f"it; 0 turns it off; default {PolicyConfig.ladder}")
+                        "put in atari and the opponent left there, else, where the last move "
+                        "extended that chain to two liberties, atari it where the ladder "
+                        "reader says that catches it; 0 turns it off; default "
+                        f"{PolicyConfig.ladder}")
     p.add_argument("--seki-reject", type=fraction, default=PolicyConfig.seki_reject,
                    help="playouts (and the dead-stone judging of final_score): probability "
                         "of refusing a move that breaks a local seki (two chains of two "
