@@ -4,9 +4,9 @@ The default policy follows Pachi's moggy: ordered rules around the last move, ea
 its own probability, then a random move. The rules: capture or escape for groups put in atari
 by the last move (no escape into a ladder that engine.ladder reads as lost); the ladder
 chase (off unless its rate is set: capture what the opponent left in our last atari, else the
-atari that catches the last move's chain in a ladder); the last good reply to the last two
-moves or the last move (learnt from
-earlier playouts, with forgetting; off unless its rate is set); ko recapture after a threat;
+atari that catches in a ladder the chain the last move extended out of it); the last good
+reply to the last two moves or the last move (learnt from earlier playouts, with forgetting;
+off unless its rate is set); ko recapture after a threat;
 atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye space
 (nakade); 3x3 patterns around the last two moves.
 Every candidate must be legal, must not fill the mover's own eye, and (except nakade) must not
@@ -346,9 +346,9 @@ def ladder_move(b, color, last, last2, words, ladder):
     """Return the move that carries on a ladder, or PASS: the capture of an opponent chain
     that our previous move put in atari and that the opponent left there (its extension runs
     into the ladder, which the escape rule knows), else the atari on the last move's chain of
-    two liberties, next to our previous move, that catches it in a ladder. Without this the playouts chase a ladder only
-    by chance, at each step half the time at the right liberty, so a chain that runs out a
-    working ladder lives in most of them."""
+    two liberties, next to our previous move, that catches it in a ladder. Without this the
+    playouts chase a ladder only by chance, at each step half the time at the right liberty,
+    so a chain that runs out a working ladder lives in most of them."""
     w = b.info[WIDTH]
     opponent = 3 - color
     if last2 != PASS:
