@@ -349,16 +349,17 @@ def ladder_move(b, color, last, last2, words, ladder):
     two liberties, next to our previous move, that catches it in a ladder. Without this the
     playouts chase a ladder only by chance, at each step half the time at the right liberty,
     so a chain that runs out a working ladder lives in most of them."""
+    if last2 == PASS:
+        return PASS
     w = b.info[WIDTH]
     opponent = 3 - color
-    if last2 != PASS:
-        for d in (-w, -1, 1, w):
-            q = last2 + d
-            if b.stones[q] == opponent and b.nlibs[b.chain[q]] == 1:
-                p = first_liberty(b, b.chain[q])
-                if is_legal(b, p, color):
-                    return p
-    if last2 == PASS or b.stones[last] != opponent or b.nlibs[b.chain[last]] != 2:
+    for d in (-w, -1, 1, w):
+        q = last2 + d
+        if b.stones[q] == opponent and b.nlibs[b.chain[q]] == 1:
+            p = first_liberty(b, b.chain[q])
+            if is_legal(b, p, color):
+                return p
+    if b.stones[last] != opponent or b.nlibs[b.chain[last]] != 2:
         return PASS
     # A ladder goes on where our previous move touched the chain (its atari, which the last
     # move answered by extending); elsewhere the reader would cost more than it finds.
@@ -379,9 +380,9 @@ def _ladder_atari(b, color, head, last, words, ladder):
     if not (_adjacent(b, first, last) and _adjacent(b, second, last)):
         return PASS
     for p, q in ((first, second), (second, first)):
-        # The chain extends at q: with three empty points around q besides p it escapes,
-        # which settles most cases without the reader.
-        if _empty_neighbours(b, q) - (1 if _adjacent(b, p, q) else 0) >= 3:
+        # The chain extends at q: with three empty points around q (p, like q a neighbour of
+        # the last move, is not one of them) it escapes, which settles it without the reader.
+        if _empty_neighbours(b, q) >= 3:
             continue
         if not captures_something(b, p, color) and liberties_after(b, p, color, words) >= 2 \
                 and atari_starts_ladder(b, p, head, ladder):
