@@ -209,9 +209,10 @@ def build_parser():
                         f"opponent could take); default {SearchConfig.tactics_prior}")
     p.add_argument("--ladder-escape-factor", type=fraction,
                    default=SearchConfig.ladder_escape_factor,
-                   help="with the network: factor on the net's prior of an escape from the "
-                        "last move's atari that runs into a working ladder (read by the ladder "
-                        "reader); 1 leaves the prior as it is; default "
+                   help="with the network: factor on the share of the net's priors held by "
+                        "an escape from the last move's atari that runs into a working ladder "
+                        "(read by the ladder reader), the mass taken spread over the other "
+                        "moves; 1 leaves the priors as they are; default "
                         f"{SearchConfig.ladder_escape_factor}")
     p.add_argument("--expand-visits", type=auto_or_count, default=SearchConfig.expand_visits,
                    metavar="auto|N",

@@ -1029,11 +1029,16 @@ class Search:
         return self._with_ladders(board, self._with_tactics(board, priors))
 
     def _with_ladders(self, board, priors):
-        """Return priors with each escape from the last move's atari that a ladder catches
-        scaled by config.ladder_escape_factor; priors itself is left as it was. The network has no
-        ladder planes and ranks such an extension as high as one that saves the chain, and
-        the playouts can rate it well too: against Pachi the search ran a ladder for ten
-        moves, rating each extension 0.52-0.67, and lost the chain (benchmarks/RESULTS.md)."""
+        """Return priors with the share of the total held by the escapes from the last move's
+        atari that a ladder catches scaled by config.ladder_escape_factor, the mass taken spread
+        over the other moves in proportion to their priors; priors itself is left as it was.
+
+        The network has no ladder planes and ranks such an extension as high as one that saves
+        the chain (0.9985 at move 105 of runs/pachi10k_gpu2/game-002), and the playouts can
+        rate it well too: against Pachi the search ran a ladder for ten moves, rating each
+        extension 0.52-0.67, and lost the chain (benchmarks/RESULTS.md). Scaling the escape
+        alone would change nothing where the network is that sure, since the tree divides
+        each prior by the total: 0.05 x 0.9985 is still 97% of what is left."""
         factor = self.config.ladder_escape_factor
         if factor == 1.0:
             return priors
@@ -1045,7 +1050,13 @@ class Search:
         if n == 0:
             return priors
         scaled = priors.astype(np.float32, copy=True)
-        scaled[local.escapes[:n]] *= factor
+        escapes = np.unique(local.escapes[:n])
+        total = float(scaled.sum())
+        escaping = float(scaled[escapes].sum())
+        rest = total - escaping
+        if rest > 0:
+            scaled *= np.float32((total - factor * escaping) / rest)
+        scaled[escapes] = priors[escapes] * np.float32(factor)
         return scaled
 
     def _with_tactics(self, board, priors):

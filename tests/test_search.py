@@ -181,22 +181,28 @@ def test_the_tactics_prior_lifts_the_move_that_wins_a_capturing_race(weight):
         search.close()
 
 
-def test_the_ladder_escape_factor_scales_the_prior_of_running_into_a_ladder():
+def test_the_ladder_escape_factor_scales_the_share_of_running_into_a_ladder():
     from test_ladder import LADDER, chased
     game = chased(LADDER, "D3", bd.WHITE)       # White's atari on D4; extending at E4 is caught
-    priors = np.full(game.board.stones.shape[0], 0.01, np.float32)
     e4 = game.parse_vertex("E4")
-    for factor in (1.0, 0.05):
-        search = Search(SearchConfig(seed=3, ladder_escape_factor=factor), 9,
-                        evaluator=tiny_evaluator())
-        try:
-            adjusted = search._adjusted(game.board, priors)
-        finally:
-            search.close()
-        assert adjusted[e4] == pytest.approx(0.01 * factor)
-        others = np.arange(len(priors)) != e4
-        assert (adjusted[others] == priors[others]).all()
-    assert (priors == np.float32(0.01)).all()       # the network's array is left as it was
+    others = np.arange(game.board.stones.shape[0]) != e4
+    for escape_prior in (0.01, 0.9985):         # the network unsure, and as sure as in a game
+        priors = np.zeros(game.board.stones.shape[0], np.float32)
+        priors[others] = np.linspace(1.0, 2.0, int(others.sum()))
+        priors[others] *= (1 - escape_prior) / priors[others].sum()
+        priors[e4] = escape_prior
+        for factor in (1.0, 0.05, 0.0):
+            search = Search(SearchConfig(seed=3, ladder_escape_factor=factor), 9,
+                            evaluator=tiny_evaluator())
+            try:
+                adjusted = search._adjusted(game.board, priors)
+            finally:
+                search.close()
+            assert adjusted.sum() == pytest.approx(1.0, rel=1e-5)
+            assert adjusted[e4] == pytest.approx(escape_prior * factor, rel=1e-5)
+            ratio = adjusted[others] / priors[others]
+            assert ratio == pytest.approx(np.full(len(ratio), ratio[0]))
+        assert priors[e4] == np.float32(escape_prior)   # the network's array is left as it was
 
 
 def test_network_failure_falls_back_to_uniform_expansion():
