@@ -21,6 +21,11 @@ class Rules:
     komi: float = 7.5
     strict_superko: bool = False
 
+    def __post_init__(self):
+        # Always a float: the jitted scoring and playouts compile once per argument type, and
+        # an int komi (Rules(komi=7)) would compile them all again.
+        object.__setattr__(self, "komi", float(self.komi))
+
 
 def color_from_text(text):
     """Return BLACK or WHITE for a GTP colour ('b', 'black', 'w', 'white', any case)."""

@@ -225,28 +225,29 @@ def tactical_moves(b, color, sc, out):
         for i in range(found):
             k = add_candidate(chains, k, sc.heads[i])
     candidates = sc.first
+    # A typed "no move" and a computed side (not the constants -1, True, False): numba
+    # compiles a callee once per literal argument, and captured_after is the reader's bulk.
+    no_move = np.int32(-1)
     n = 0
     sc.counters[1] = 0
     for c in range(k):
         head = chains[c]
         if b.nlibs[head] > MAX_LIBERTIES or sc.counters[1] >= CALL_BUDGET:
             continue
-        if b.stones[head] == color:
-            if not captured_after(sc, b, -1, color, head, True):
-                continue        # safe even if the opponent moves first
+        # Our chain: is it captured with the opponent moving first, and which of our moves
+        # saves it? Theirs: does it live with them moving first, and which move kills it?
+        # Either way a move counts when the answer after it differs from `ours`.
+        ours = b.stones[head] == color
+        if captured_after(sc, b, no_move, color, head, ours) != ours:
+            continue        # our chain is safe anyway, or theirs is dead anyway
+        if ours:
             m = _defence_moves(sc, b, head, candidates)
-            for i in range(m):
-                if bd.is_legal(b, candidates[i], color) \
-                        and not captured_after(sc, b, candidates[i], color, head, True):
-                    n = add_candidate(out, n, candidates[i])
         else:
-            if captured_after(sc, b, -1, color, head, False):
-                continue        # dead even if the opponent moves first
             m = _attack_moves(sc, b, head, candidates)
-            for i in range(m):
-                if bd.is_legal(b, candidates[i], color) \
-                        and captured_after(sc, b, candidates[i], color, head, False):
-                    n = add_candidate(out, n, candidates[i])
+        for i in range(m):
+            if bd.is_legal(b, candidates[i], color) \
+                    and captured_after(sc, b, candidates[i], color, head, ours) != ours:
+                n = add_candidate(out, n, candidates[i])
     return n
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from asciiboard import board_rows, diagram, game_from_diagram
 from engine import board as bd
-from engine.game import Game, IllegalMove, handicap_points, vertex_to_xy, xy_to_vertex
+from engine.game import Game, IllegalMove, Rules, handicap_points, vertex_to_xy, xy_to_vertex
 
 
 def vertices(points):
@@ -298,3 +298,9 @@ def test_bad_vertices_are_refused(text):
 def test_diagram_round_trip():
     game = game_from_diagram(HASH_POSITIONS[1])
     assert board_rows(game_from_diagram(diagram(game))) == board_rows(game)
+
+
+def test_komi_is_always_a_float_so_the_jitted_scoring_compiles_once():
+    game = Game(5, Rules(komi=7))
+    assert type(game.rules.komi) is float and game.rules.komi == 7.0
+    assert game.tromp_taylor_score() == -7.0

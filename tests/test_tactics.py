@@ -143,7 +143,9 @@ def test_the_reader_agrees_with_a_plain_recursive_one_on_random_positions(seed):
             for attacker_to_move in (True, False):
                 expected = reference_captured(scratch, bd.copy_board(b), p, int(b.stones[p]),
                                               attacker_to_move, 0, [0])
-                assert captured_after(scratch, b, -1, 0, p, attacker_to_move) == expected
+                # The argument types tactical_moves passes: the compiled reader is reused.
+                assert captured_after(scratch, b, np.int32(-1), 0, np.int32(p),
+                                      attacker_to_move) == expected
                 compared += 1
                 if b.nlibs[p] > 1:
                     read_out.add((int(b.nlibs[p]), expected))
