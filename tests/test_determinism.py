@@ -44,6 +44,7 @@ def test_one_thread_and_a_seed_replay_a_whole_game_with_the_network_when_determi
     # Without --deterministic, leaves are expanded when the evaluation server thread answers
     # while the one search thread plays on, so the tree depends on thread timing (the net's
     # numbers do not: a batch of 1 and of 16 give identical priors).
-    first = self_play("--deterministic")
+    # 100 playouts a move (a later flag wins): each waits for its network evaluation.
+    first = self_play("--deterministic", "--rollouts", "100")
     assert len(first) >= 20 and first[-1] in ("pass", "resign")
-    assert self_play("--deterministic") == first
+    assert self_play("--deterministic", "--rollouts", "100") == first
