@@ -55,6 +55,14 @@ def fraction(text):
     return value
 
 
+def signed_fraction(text):
+    """argparse type: a float in [-1, 1]."""
+    value = float(text)
+    if not -1.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between -1 and 1, got {value}")
+    return value
+
+
 def non_negative_int(text):
     """argparse type: an integer >= 0."""
     value = int(text)
@@ -135,6 +143,13 @@ def build_parser():
     p.add_argument("--resign-threshold", type=fraction, default=0.1,
                    help="resign when the best move's win rate is below this; 0 never resigns; "
                         "default 0.1")
+    p.add_argument("--favourite-margin", type=signed_fraction,
+                   default=PlayerConfig.favourite_margin,
+                   help="the final choice: the most visited move, unless the network's "
+                        "favourite (its most probable move) had at least 30%% of its visits "
+                        "and a win rate more than this above it; a negative margin plays the "
+                        "favourite in near-ties, unless its win rate is that much below; "
+                        "default %(default)s")
     p.add_argument("--lag-buffer", type=non_negative, default=1.0,
                    help="seconds kept back from every timed move for network lag; default 1.0")
     p.add_argument("--ownership-runs", type=positive_int, default=1000,
@@ -485,6 +500,7 @@ def player_config(args):
                           policy=PolicyConfig(reply=args.lgrf, seki_reject=args.seki_reject,
                                               ladder=args.ladder_chase))
     return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
+                        favourite_margin=args.favourite_margin,
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                         policy_only=args.policy_only, search=search)
 

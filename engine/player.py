@@ -21,9 +21,9 @@ RESIGN_AFTER = 3      # searches in a row below the resign threshold before resi
 CONTESTED = 0.6       # a stone whose mean playout ownership is nearer 0 is still fought over
 PASSES_BEFORE_GIVING_UP = 3   # opponent passes in a row after which an open fight is let be
 THREAT_DISTANCE = 2           # an opponent's move this close to our stones is answered, not passed
-# The final choice: the net's favourite replaces the most visited move when its win rate is
-# this much higher over at least this share of the most visited move's visits.
-FAVOURITE_MARGIN = 0.05
+# The final choice: the net's favourite replaces the most visited move when it has at least
+# this share of the most visited move's visits and a win rate more than PlayerConfig's
+# favourite_margin above it.
 FAVOURITE_MIN_SHARE = 0.3
 # While the background warm-up still compiles the search, a genmove waits for it within its time
 # less this reserve, kept for a move without search (Player.early_move takes < 0.1 s)...
@@ -45,16 +45,18 @@ MIN_MOVE_SECONDS = 0.05
 EXTEND_SHARES = 3.0
 
 
-def robust_choice(result):
+def robust_choice(result, margin):
     """Return the MoveStats to play: the most visited root move (robust to the noise of a
-    lucky few playouts), unless the network's favourite has been searched enough and is
-    clearly better (see FAVOURITE_MARGIN); None when there are no candidates."""
+    lucky few playouts), unless the network's favourite has been searched enough (see
+    FAVOURITE_MIN_SHARE) and its win rate is more than margin above; None when there are no
+    candidates. A positive margin asks the favourite to be clearly better; a negative one
+    lets it win near-ties, where the playouts' preference is noise or bias."""
     best = result.best
     if best is None:
         return None
     favourite = max(result.children, key=lambda m: m.prior)
     if (favourite is not best and favourite.visits >= FAVOURITE_MIN_SHARE * best.visits
-            and favourite.winrate > best.winrate + FAVOURITE_MARGIN):
+            and favourite.winrate > best.winrate + margin):
         return favourite
     return best
 
@@ -64,6 +66,8 @@ class PlayerConfig:
     """Move-choice parameters; built once from the command line."""
     rollouts: int = 5000
     resign_threshold: float = 0.1
+    # robust_choice's margin: 0.05, the net's favourite only when clearly better.
+    favourite_margin: float = 0.05
     min_resign_playouts: int = 500
     ownership_runs: int = 1000
     lag_buffer: float = 1.0
@@ -485,7 +489,7 @@ class Player:
                                 maximum=max(MIN_MOVE_SECONDS, move_time.maximum - spent))
         result = self.search.run(game, self.config.rollouts, move_time, stop_event, progress)
         self.last_result = result
-        best = robust_choice(result)
+        best = robust_choice(result, self.config.favourite_margin)
         if best is None:
             return bd.PASS
         self._last_winrate[color] = best.winrate

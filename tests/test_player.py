@@ -308,12 +308,19 @@ def test_network_flags_without_the_network_are_refused(flags, message, capsys):
 
 @pytest.mark.parametrize("flags", [["--score-weight", "1.5"], ["--score-weight", "-0.1"],
                                    ["--score-scale", "0"], ["--score-scale", "inf"],
-                                   ["--score-scale", "nan"]])
-def test_score_flags_out_of_range_are_refused(flags, capsys):
+                                   ["--score-scale", "nan"], ["--favourite-margin", "-1.5"],
+                                   ["--favourite-margin", "nan"]])
+def test_score_and_choice_flags_out_of_range_are_refused(flags, capsys):
     with pytest.raises(SystemExit) as exit_info:
         gtp_main.build_parser().parse_args(flags)
     assert exit_info.value.code == 2
     assert flags[0] in capsys.readouterr().err
+
+
+def test_the_favourite_margin_reaches_the_player():
+    parse = gtp_main.build_parser().parse_args
+    assert gtp_main.player_config(parse([])).favourite_margin == 0.05
+    assert gtp_main.player_config(parse(["--favourite-margin", "-0.03"])).favourite_margin == -0.03
 
 
 def test_score_flags_reach_the_search():
@@ -355,11 +362,25 @@ def test_robust_choice_plays_the_most_visited_unless_the_favourite_is_clearly_be
         return SearchResult([MoveStats(*c) for c in children], 0, 0.5, 0.0)
 
     # (point, visits, win rate, prior)
-    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.53, 0.6))).point == 1
-    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.60, 0.6))).point == 2
-    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 10, 0.90, 0.6))).point == 1
-    assert robust_choice(result((1, 100, 0.50, 0.6), (2, 90, 0.90, 0.3))).point == 1
-    assert robust_choice(result()) is None
+    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.53, 0.6)), 0.05).point == 1
+    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.60, 0.6)), 0.05).point == 2
+    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 10, 0.90, 0.6)), 0.05).point == 1
+    assert robust_choice(result((1, 100, 0.50, 0.6), (2, 90, 0.90, 0.3)), 0.05).point == 1
+    assert robust_choice(result(), 0.05) is None
+
+
+def test_a_negative_favourite_margin_gives_the_favourite_near_ties_only():
+    from engine.player import robust_choice
+    from engine.search import MoveStats, SearchResult
+
+    def result(*children):
+        return SearchResult([MoveStats(*c) for c in children], 0, 0.5, 0.0)
+
+    near_tie = result((1, 100, 0.50, 0.2), (2, 60, 0.48, 0.6))
+    assert robust_choice(near_tie, 0.05).point == 1
+    assert robust_choice(near_tie, -0.03).point == 2
+    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.46, 0.6)), -0.03).point == 1
+    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 20, 0.50, 0.6)), -0.03).point == 1
 
 
 def test_answers_an_approach_instead_of_passing_first():
