@@ -146,10 +146,10 @@ def build_parser():
     p.add_argument("--favourite-margin", type=signed_fraction,
                    default=PlayerConfig.favourite_margin,
                    help="the final choice: the most visited move, unless the network's "
-                        "favourite (its most probable move) had at least 30%% of its visits "
-                        "and a win rate more than this above it; a negative margin plays the "
-                        "favourite in near-ties, unless its win rate is that much below; "
-                        "default %(default)s")
+                        "favourite (its most probable move) among the moves with at least "
+                        "30%% of its visits has a win rate more than this above it; a "
+                        "negative margin plays that favourite in near-ties, unless its win "
+                        "rate is that much below; default %(default)s")
     p.add_argument("--lag-buffer", type=non_negative, default=1.0,
                    help="seconds kept back from every timed move for network lag; default 1.0")
     p.add_argument("--ownership-runs", type=positive_int, default=1000,

@@ -781,7 +781,8 @@ class GtpEngine:
 
     def cmd_lz_dash_genmove_analyze(self, args, out=None, cmd_id=""):
         """lz-genmove_analyze color [interval]: genmove that streams 'info move ...' lines
-        while it searches and ends with 'play VERTEX' (or 'play resign')."""
+        while it searches, one more for the finished search (the statistics the move was
+        chosen from), and ends with 'play VERTEX' (or 'play resign')."""
         if not args:
             raise GtpError("syntax error")
         color = self._color(args[0])
@@ -789,8 +790,10 @@ class GtpEngine:
         out.write(f"={cmd_id}\n")
         out.flush()
         try:
-            move = self._generate([args[0]], progress=(interval / 100.0,
-                                                       self._info_writer(out, self._lz_info)))
+            report = self._info_writer(out, self._lz_info)
+            move = self._generate([args[0]], progress=(interval / 100.0, report))
+            if self.player.last_result is not None:
+                report(self.player.last_result)
             out.write(f"play {move}\n")
         except Exception:   # the '=' is out: end the response with no move played
             log.error("lz-genmove_analyze failed:\n%s", traceback.format_exc())

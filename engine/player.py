@@ -21,9 +21,9 @@ RESIGN_AFTER = 3      # searches in a row below the resign threshold before resi
 CONTESTED = 0.6       # a stone whose mean playout ownership is nearer 0 is still fought over
 PASSES_BEFORE_GIVING_UP = 3   # opponent passes in a row after which an open fight is let be
 THREAT_DISTANCE = 2           # an opponent's move this close to our stones is answered, not passed
-# The final choice: the net's favourite replaces the most visited move when it has at least
-# this share of the most visited move's visits and a win rate more than PlayerConfig's
-# favourite_margin above it.
+# The final choice: among the moves with at least this share of the most visited move's
+# visits, the net's favourite replaces the most visited when its win rate is more than
+# PlayerConfig's favourite_margin above.
 FAVOURITE_MIN_SHARE = 0.3
 # While the background warm-up still compiles the search, a genmove waits for it within its time
 # less this reserve, kept for a move without search (Player.early_move takes < 0.1 s)...
@@ -47,16 +47,16 @@ EXTEND_SHARES = 3.0
 
 def robust_choice(result, margin):
     """Return the MoveStats to play: the most visited root move (robust to the noise of a
-    lucky few playouts), unless the network's favourite has been searched enough (see
-    FAVOURITE_MIN_SHARE) and its win rate is more than margin above; None when there are no
-    candidates. A positive margin asks the favourite to be clearly better; a negative one
+    lucky few playouts), unless the network's favourite among the moves searched enough
+    (see FAVOURITE_MIN_SHARE) has a win rate more than margin above it; None when there are
+    no candidates. A positive margin asks the favourite to be clearly better; a negative one
     lets it win near-ties, where the playouts' preference is noise or bias."""
     best = result.best
     if best is None:
         return None
-    favourite = max(result.children, key=lambda m: m.prior)
-    if (favourite is not best and favourite.visits >= FAVOURITE_MIN_SHARE * best.visits
-            and favourite.winrate > best.winrate + margin):
+    favourite = max((m for m in result.children
+                     if m.visits >= FAVOURITE_MIN_SHARE * best.visits), key=lambda m: m.prior)
+    if favourite is not best and favourite.winrate > best.winrate + margin:
         return favourite
     return best
 

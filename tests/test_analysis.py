@@ -110,6 +110,9 @@ def test_lz_genmove_analyze_streams_then_plays_the_move():
     assert len(e.game.moves) == 1
     color, point = e.game.moves[0]
     assert color == bd.BLACK and lines[-1] == f"play {e.game.vertex(point)}"
+    # The last info line is the finished search's, whatever the interval left unreported.
+    final = e.player.last_result
+    assert parse_info(lines[-2])[0][:2] == (e.game.vertex(final.best.point), final.best.visits)
 
 
 def test_lz_genmove_analyze_refuses_bad_arguments_and_keeps_the_game():

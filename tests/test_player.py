@@ -366,6 +366,9 @@ def test_robust_choice_plays_the_most_visited_unless_the_favourite_is_clearly_be
     assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.60, 0.6)), 0.05).point == 2
     assert robust_choice(result((1, 100, 0.50, 0.2), (2, 10, 0.90, 0.6)), 0.05).point == 1
     assert robust_choice(result((1, 100, 0.50, 0.6), (2, 90, 0.90, 0.3)), 0.05).point == 1
+    # The favourite is the most probable of the moves searched enough, not a barely searched one.
+    assert robust_choice(result((1, 100, 0.50, 0.1), (2, 60, 0.56, 0.2), (3, 10, 0.90, 0.6)),
+                         0.05).point == 2
     assert robust_choice(result(), 0.05) is None
 
 
