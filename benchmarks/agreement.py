@@ -19,6 +19,13 @@ appended (a later flag wins, so `-- --resign-threshold 0.1` turns resigning back
 replaces the whole command, flags after `--` still appended. With --results, one JSON line per
 position is appended as it finishes, and a rerun skips the games already there, so an
 interrupted run resumes.
+
+With --analyze the move is asked with `lz-genmove_analyze` and each result also keeps the root's
+statistics the engine chose from (every move it lists: darkgo lists those with at least a tenth
+of the most visited move's visits); --favourite-margins then adds to the summary the agreement
+the same searches would have had under each `--favourite-margin` of darkgo's final choice
+(engine.player.robust_choice applied to the recorded moves), free of the run-to-run noise of a
+second run.
 """
 import argparse
 import json
@@ -35,6 +42,8 @@ from benchmarks.gtp_client import EngineError, GtpEngine
 from benchmarks.match import append_result, wilson_interval
 from engine import board as bd
 from engine.game import xy_to_vertex
+from engine.player import FAVOURITE_MIN_SHARE, robust_choice
+from engine.search import MoveStats, SearchResult
 from nets import data as nd
 
 SIZE = 19
@@ -150,10 +159,10 @@ def load_results(path, command, seed, komi):
 class Asker:
     """The engine of a run, with its GTP answers checked."""
 
-    def __init__(self, command, log_path, timeout):
+    def __init__(self, command, log_path, timeout, tail_timeout=1.0):
         self.command = command
         self.timeout = timeout
-        self.engine = GtpEngine(command, log_path)
+        self.engine = GtpEngine(command, log_path, tail_timeout=tail_timeout)
 
     def ask(self, command, timeout=None):
         """Return the engine's Response; raise EngineFault if it died, hung or broke GTP."""
@@ -180,9 +189,34 @@ class Asker:
         return f"{name.text} {version.text}".strip() if version.ok else name.text
 
 
-def run_position(asker, record, index, komi):
+def parse_root(text):
+    """Return [[vertex, visits, win rate, prior], ...] from the last 'info move' line of an
+    lz-genmove_analyze answer (win rates and priors in 1/10000ths there), [] when none."""
+    infos = [line for line in text.splitlines() if line.startswith("info move ")]
+    if not infos:
+        return []
+    root = []
+    for entry in infos[-1][len("info move "):].split(" info move "):
+        words = entry.split()
+        fields = dict(zip(words[1::2], words[2::2]))
+        root.append([words[0], int(fields["visits"]), int(fields["winrate"]) / 10000,
+                     int(fields["prior"]) / 10000])
+    return root
+
+
+def rechosen(root, margin):
+    """Return the vertex darkgo's final choice picks from recorded root moves under margin."""
+    children = sorted((MoveStats(vertex, visits, winrate, prior)
+                       for vertex, visits, winrate, prior in root),
+                      key=lambda m: -m.visits)
+    choice = robust_choice(SearchResult(children, 0, 0.5, 0.0), margin)
+    return None if choice is None else choice.point
+
+
+def run_position(asker, record, index, komi, analyze=False):
     """Return the result dict of one position: the engine's move against the game's, or a dict
-    with 'skipped' set when the engine refused one of the game's moves."""
+    with 'skipped' set when the engine refused one of the game's moves. With analyze, the
+    move comes from lz-genmove_analyze and the dict keeps the root's moves ('root')."""
     size = record.size
     asker.require(f"boardsize {size}")
     asker.require("clear_board")
@@ -199,13 +233,23 @@ def run_position(asker, record, index, komi):
     colour = "b" if record.colors[index] == bd.BLACK else "w"
     expected = point_to_vertex(record.points[index], size)
     started = time.monotonic()
-    response = asker.ask(f"genmove {colour}")
+    # An interval of an hour: the only info line is the finished search's.
+    command = f"lz-genmove_analyze {colour} 360000" if analyze else f"genmove {colour}"
+    response = asker.ask(command)
     seconds = time.monotonic() - started
     if not response.ok:
-        raise EngineFault(f"genmove {colour} failed: {response.text}")
-    played = response.text.strip()
+        raise EngineFault(f"{command} failed: {response.text}")
+    extra = {}
+    if analyze:
+        plays = [line for line in response.text.splitlines() if line.startswith("play ")]
+        if not plays:
+            raise EngineFault(f"{command} gave no move: {response.text!r}")
+        played = plays[-1].split()[1]
+        extra["root"] = parse_root(response.text)
+    else:
+        played = response.text.strip()
     return {"colour": colour, "expected": expected, "played": played,
-            "agreed": played.upper() == expected.upper(), "seconds": round(seconds, 4)}
+            "agreed": played.upper() == expected.upper(), "seconds": round(seconds, 4), **extra}
 
 
 def summarize(results, command, args, engine_name, skipped):
@@ -242,7 +286,20 @@ def summarize(results, command, args, engine_name, skipped):
         "min_moves": args.min_moves,
         "split": args.split,
         "skipped": dict(skipped),
+        "favourite_margins": margin_agreement(scored, args.favourite_margins),
     }
+
+
+def margin_agreement(scored, margins):
+    """Return {margin: {positions, agreed}} over the results that carry root moves: how many
+    agree with the game when the final choice is rechosen under each margin."""
+    rooted = [r for r in scored if r.get("root")]
+    table = {}
+    for margin in margins:
+        agreed = sum((rechosen(r["root"], margin) or "").upper() == r["expected"].upper()
+                     for r in rooted)
+        table[f"{margin:g}"] = {"positions": len(rooted), "agreed": agreed}
+    return table
 
 
 def format_table(summary):
@@ -255,6 +312,9 @@ def format_table(summary):
         low, high = row["interval"]
         lines.append(f"{label:>8}  {row['positions']:>9}  {row['agreed']:>6}  {rate:>6}  "
                      f"[{low:.3f}, {high:.3f}]")
+    for margin, row in summary["favourite_margins"].items():
+        lines.append(f"final choice with --favourite-margin {margin}: {row['agreed']} of "
+                     f"{row['positions']}")
     if summary["seconds_per_move"] is not None:
         lines.append(f"{summary['seconds_per_move']:.3f} s per genmove (median "
                      f"{summary['seconds_per_move_median']:.3f} s)")
@@ -286,7 +346,16 @@ def parse_args(argv):
     p.add_argument("--engine-log", help="engine stderr goes here (default: a temporary file)")
     p.add_argument("--timeout-per-move", type=float, default=600.0,
                    help="seconds the engine may take over one answer; default 600")
+    p.add_argument("--analyze", action="store_true",
+                   help="ask lz-genmove_analyze and keep the root's moves in each result")
+    p.add_argument("--favourite-margins", type=float, nargs="+", default=[], metavar="M",
+                   help="with --analyze: also report the agreement of the final choice "
+                        "rechosen under each of these --favourite-margin values (needs the "
+                        f"moves with at least {FAVOURITE_MIN_SHARE:g} of the most visited "
+                        "move's visits in the root's list)")
     args = p.parse_args(argv)
+    if args.favourite_margins and not args.analyze:
+        p.error("--favourite-margins needs --analyze")
     if args.positions < 1:
         p.error("--positions must be at least 1")
     words = shlex.split(args.engine) if args.engine is not None else [sys.executable]
@@ -324,9 +393,12 @@ def main(argv=None):
             result = done.get(record.name)
             if result is None or result["move"] != index:
                 if asker is None:
-                    asker = Asker(command, log_path, args.timeout_per_move)
+                    # lz-genmove_analyze is silent while it searches: wait the move's time
+                    # for the lines after its '='.
+                    asker = Asker(command, log_path, args.timeout_per_move,
+                                  args.timeout_per_move if args.analyze else 1.0)
                     engine_name = asker.identity()
-                outcome = run_position(asker, record, index, args.komi)
+                outcome = run_position(asker, record, index, args.komi, args.analyze)
                 result = {"game": record.name, "move": index, "stage": stage_of(index),
                           **outcome, "engine": command, "engine_name": engine_name,
                           "seed": args.seed, "komi": args.komi}

@@ -18,7 +18,9 @@ from sgf_moves import non_touching_moves
 # A scripted GTP engine that logs every command to --log. genmove answers the game's next move
 # when the moves played so far are a prefix of one of the games in --games (a JSON list of vertex
 # lists), so it agrees with every position exactly when the benchmark replays the games right;
-# otherwise, or with --always, it answers --always (default 'pass').
+# otherwise, or with --always, it answers --always (default 'pass'). lz-genmove_analyze answers
+# 'pass' as the most visited move and the game's move as the network's favourite, two win-rate
+# points behind, so only a negative --favourite-margin picks the game's move.
 ORACLE = r'''
 import argparse, json, sys
 parser = argparse.ArgumentParser()
@@ -42,13 +44,17 @@ for line in sys.stdin:
         moves = []
     elif cmd == "play":
         moves.append(rest[1].upper())
-    elif cmd == "genmove":
+    elif cmd in ("genmove", "lz-genmove_analyze"):
         answer = args.always or "pass"
         if args.always is None:
             for game in games:
                 if game[:len(moves)] == moves and len(game) > len(moves):
                     answer = game[len(moves)]
                     break
+        if cmd == "lz-genmove_analyze":
+            answer = ("\ninfo move pass visits 100 winrate 5000 prior 1000 order 0 pv pass "
+                      f"info move {answer} visits 60 winrate 4800 prior 6000 order 1 pv {answer}"
+                      "\nplay pass")
     print(f"={cmd_id} {answer}\n", flush=True)
     if cmd == "quit":
         break
@@ -184,6 +190,27 @@ def test_oracle_engine_agrees_everywhere_and_resume_skips_done_games(archive, tm
     assert agreement.main(base[:3] + ["4"] + base[4:] + ["--positions", "3"]) == 2
 
 
+def test_analyze_keeps_the_root_and_rechooses_under_each_margin(archive, tmp_path, capsys):
+    path, vertices = archive
+    command, log = _oracle(tmp_path, vertices)
+    results = tmp_path / "results.jsonl"
+    base = ["--data", path, "--positions", "3", "--engine", command]
+    status, summary = _run(capsys, base + ["--analyze", "--results", str(results),
+                                           "--favourite-margins", "0.05", "-0.05"])
+    assert status == 0
+    assert (summary["positions"], summary["agreed"]) == (3, 0)
+    assert summary["favourite_margins"] == {"0.05": {"positions": 3, "agreed": 0},
+                                            "-0.05": {"positions": 3, "agreed": 3}}
+    assert sum(c.startswith("lz-genmove_analyze") for c in log.read_text().splitlines()) == 3
+    first = json.loads(results.read_text().splitlines()[0])
+    assert first["played"] == "pass"
+    assert first["root"] == [["pass", 100, 0.5, 0.1], [first["expected"], 60, 0.48, 0.6]]
+    with pytest.raises(SystemExit) as refused:
+        agreement.main(base + ["--favourite-margins", "0"])
+    assert refused.value.code == 2
+    assert "--favourite-margins needs --analyze" in capsys.readouterr().err
+
+
 def test_pass_and_resign_answers_are_misses(archive, tmp_path, capsys):
     path, vertices = archive
     command, _ = _oracle(tmp_path, vertices, always="resign")
@@ -208,3 +235,18 @@ def test_darkgo_engine_end_to_end(archive, capsys):
     assert summary["engine"].endswith("--max-nodes 20000")
     assert summary["engine_name"].startswith("darkgo")
     assert summary["data"] == [path] and summary["seed"] == 1
+
+
+def test_darkgo_analyze_records_the_root_its_move_was_chosen_from(archive, tmp_path, capsys):
+    path, _ = archive
+    results = tmp_path / "results.jsonl"
+    argv = ["--data", path, "--positions", "3", "--seed", "1", "--analyze", "--results",
+            str(results), "--", "--net", "none", "--rollouts", "50", "--threads", "1", "--seed",
+            "1", "--max-nodes", "20000"]
+    status, summary = _run(capsys, argv)
+    assert status == 0 and summary["positions"] == 3
+    for line in results.read_text().splitlines():
+        result = json.loads(line)
+        visits = [visits for _, visits, _, _ in result["root"]]
+        assert visits and visits == sorted(visits, reverse=True)
+        assert agreement.rechosen(result["root"], 0.05) == result["played"]
