@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from engine import board as bd
 from engine.gtp import VERSION, GtpEngine, run_gtp
-from engine.player import Player, PlayerConfig
+from engine.player import FAVOURITE_MIN_SHARE, Player, PlayerConfig
 from engine.playout import PolicyConfig
 from engine.search import MAX_PRIOR_EQEX, SearchConfig
 from engine.shapes import DEFAULT_SHAPES, cached_model
@@ -147,7 +147,8 @@ def build_parser():
                    default=PlayerConfig.favourite_margin,
                    help="the final choice: the most visited move, unless the network's "
                         "favourite (its most probable move) among the moves with at least "
-                        "30%% of its visits has a win rate more than this above it; a "
+                        f"{FAVOURITE_MIN_SHARE * 100:g}%% of its visits has a win rate more "
+                        "than this above it; a "
                         "negative margin plays that favourite in near-ties, unless its win "
                         "rate is that much below; default %(default)s")
     p.add_argument("--lag-buffer", type=non_negative, default=1.0,
