@@ -151,6 +151,11 @@ def build_parser():
                         "than this above it; a "
                         "negative margin plays that favourite in near-ties, unless its win "
                         "rate is that much below; default %(default)s")
+    p.add_argument("--choice-prior-power", type=fraction,
+                   default=PlayerConfig.choice_prior_power,
+                   help="the final choice ranks the root's moves by visits x prior ** P "
+                        "instead of visits alone, so that in near-ties of visits the network's "
+                        "likelier move is played; default %(default)s (the most visited)")
     p.add_argument("--lag-buffer", type=non_negative, default=1.0,
                    help="seconds kept back from every timed move for network lag; default 1.0")
     p.add_argument("--ownership-runs", type=positive_int, default=1000,
@@ -502,6 +507,7 @@ def player_config(args):
                                               ladder=args.ladder_chase))
     return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                         favourite_margin=args.favourite_margin,
+                        choice_prior_power=args.choice_prior_power,
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                         policy_only=args.policy_only, search=search)
 

@@ -42,7 +42,7 @@ from benchmarks.gtp_client import EngineError, GtpEngine
 from benchmarks.match import append_result, wilson_interval
 from engine import board as bd
 from engine.game import xy_to_vertex
-from engine.player import FAVOURITE_MIN_SHARE, robust_choice
+from engine.player import FAVOURITE_MIN_SHARE, PlayerConfig, robust_choice
 from engine.search import MoveStats, SearchResult
 from nets import data as nd
 
@@ -204,12 +204,13 @@ def parse_root(text):
     return root
 
 
-def rechosen(root, margin):
-    """Return the vertex darkgo's final choice picks from recorded root moves under margin."""
+def rechosen(root, margin, prior_power=0.0):
+    """Return the vertex darkgo's final choice picks from recorded root moves under margin and
+    prior_power (`--favourite-margin`, `--choice-prior-power`)."""
     children = sorted((MoveStats(vertex, visits, winrate, prior)
                        for vertex, visits, winrate, prior in root),
                       key=lambda m: -m.visits)
-    choice = robust_choice(SearchResult(children, 0, 0.5, 0.0), margin)
+    choice = robust_choice(SearchResult(children, 0, 0.5, 0.0), margin, prior_power)
     return None if choice is None else choice.point
 
 
@@ -286,19 +287,24 @@ def summarize(results, command, args, engine_name, skipped):
         "min_moves": args.min_moves,
         "split": args.split,
         "skipped": dict(skipped),
-        "favourite_margins": margin_agreement(scored, args.favourite_margins),
+        "favourite_margins": rechosen_agreement(
+            scored, {margin: (margin, 0.0) for margin in args.favourite_margins}),
+        "choice_prior_powers": rechosen_agreement(
+            scored, {power: (PlayerConfig.favourite_margin, power)
+                     for power in args.choice_prior_powers}),
     }
 
 
-def margin_agreement(scored, margins):
-    """Return {margin: {positions, agreed}} over the results that carry root moves: how many
-    agree with the game when the final choice is rechosen under each margin."""
+def rechosen_agreement(scored, choices):
+    """Return {key: {positions, agreed}} over the results that carry root moves: how many
+    agree with the game when the final choice is rechosen under each key's (margin, prior
+    power)."""
     rooted = [r for r in scored if r.get("root")]
     table = {}
-    for margin in margins:
-        agreed = sum((rechosen(r["root"], margin) or "").upper() == r["expected"].upper()
-                     for r in rooted)
-        table[f"{margin:g}"] = {"positions": len(rooted), "agreed": agreed}
+    for key, (margin, power) in choices.items():
+        agreed = sum((rechosen(r["root"], margin, power) or "").upper()
+                     == r["expected"].upper() for r in rooted)
+        table[f"{key:g}"] = {"positions": len(rooted), "agreed": agreed}
     return table
 
 
@@ -314,6 +320,9 @@ def format_table(summary):
                      f"[{low:.3f}, {high:.3f}]")
     for margin, row in summary["favourite_margins"].items():
         lines.append(f"final choice with --favourite-margin {margin}: {row['agreed']} of "
+                     f"{row['positions']}")
+    for power, row in summary["choice_prior_powers"].items():
+        lines.append(f"final choice with --choice-prior-power {power}: {row['agreed']} of "
                      f"{row['positions']}")
     if summary["seconds_per_move"] is not None:
         lines.append(f"{summary['seconds_per_move']:.3f} s per genmove (median "
@@ -353,9 +362,15 @@ def parse_args(argv):
                         "rechosen under each of these --favourite-margin values (needs the "
                         f"moves with at least {FAVOURITE_MIN_SHARE:g} of the most visited "
                         "move's visits in the root's list)")
+    p.add_argument("--choice-prior-powers", type=float, nargs="+", default=[], metavar="P",
+                   help="with --analyze: also report the agreement of the final choice "
+                        "rechosen under each of these --choice-prior-power values (at the "
+                        "default --favourite-margin)")
     args = p.parse_args(argv)
     if args.favourite_margins and not args.analyze:
         p.error("--favourite-margins needs --analyze")
+    if args.choice_prior_powers and not args.analyze:
+        p.error("--choice-prior-powers needs --analyze")
     if args.positions < 1:
         p.error("--positions must be at least 1")
     words = shlex.split(args.engine) if args.engine is not None else [sys.executable]

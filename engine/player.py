@@ -25,6 +25,9 @@ THREAT_DISTANCE = 2           # an opponent's move this close to our stones is a
 # visits, the net's favourite replaces the most visited when its win rate is more than
 # PlayerConfig's favourite_margin above.
 FAVOURITE_MIN_SHARE = 0.3
+# With a prior power, priors below this count as this (a move the network rules out keeps a
+# chance when the search clearly prefers it).
+CHOICE_PRIOR_FLOOR = 1e-4
 # While the background warm-up still compiles the search, a genmove waits for it within its time
 # less this reserve, kept for a move without search (Player.early_move takes < 0.1 s)...
 EARLY_MOVE_RESERVE = 0.5
@@ -45,15 +48,20 @@ MIN_MOVE_SECONDS = 0.05
 EXTEND_SHARES = 3.0
 
 
-def robust_choice(result, margin):
+def robust_choice(result, margin, prior_power=0.0):
     """Return the MoveStats to play: the most visited root move (robust to the noise of a
     lucky few playouts), unless the network's favourite among the moves searched enough
     (see FAVOURITE_MIN_SHARE) has a win rate more than margin above it; None when there are
     no candidates. A positive margin asks the favourite to be clearly better; a negative one
-    lets it win near-ties, where the playouts' preference is noise or bias."""
+    lets it win near-ties, where the playouts' preference is noise or bias. A positive
+    prior_power ranks the moves by visits x prior ** prior_power instead of visits alone: a
+    move the network finds ten times less likely needs 10 ** prior_power times the visits."""
     best = result.best
     if best is None:
         return None
+    if prior_power > 0:
+        best = max(result.children,
+                   key=lambda m: m.visits * max(m.prior, CHOICE_PRIOR_FLOOR) ** prior_power)
     favourite = max((m for m in result.children
                      if m.visits >= FAVOURITE_MIN_SHARE * best.visits), key=lambda m: m.prior)
     if favourite is not best and favourite.winrate > best.winrate + margin:
@@ -68,6 +76,8 @@ class PlayerConfig:
     resign_threshold: float = 0.1
     # robust_choice's margin: 0.05, the net's favourite only when clearly better.
     favourite_margin: float = 0.05
+    # robust_choice's prior power: 0, the most visited move.
+    choice_prior_power: float = 0.0
     min_resign_playouts: int = 500
     ownership_runs: int = 1000
     lag_buffer: float = 1.0
@@ -489,7 +499,8 @@ class Player:
                                 maximum=max(MIN_MOVE_SECONDS, move_time.maximum - spent))
         result = self.search.run(game, self.config.rollouts, move_time, stop_event, progress)
         self.last_result = result
-        best = robust_choice(result, self.config.favourite_margin)
+        best = robust_choice(result, self.config.favourite_margin,
+                             self.config.choice_prior_power)
         if best is None:
             return bd.PASS
         self._last_winrate[color] = best.winrate

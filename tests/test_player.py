@@ -309,7 +309,10 @@ def test_network_flags_without_the_network_are_refused(flags, message, capsys):
 @pytest.mark.parametrize("flags", [["--score-weight", "1.5"], ["--score-weight", "-0.1"],
                                    ["--score-scale", "0"], ["--score-scale", "inf"],
                                    ["--score-scale", "nan"], ["--favourite-margin", "-1.5"],
-                                   ["--favourite-margin", "nan"]])
+                                   ["--favourite-margin", "nan"],
+                                   ["--choice-prior-power", "-0.1"],
+                                   ["--choice-prior-power", "nan"],
+                                   ["--choice-prior-power", "inf"]])
 def test_score_and_choice_flags_out_of_range_are_refused(flags, capsys):
     with pytest.raises(SystemExit) as exit_info:
         gtp_main.build_parser().parse_args(flags)
@@ -384,6 +387,30 @@ def test_a_negative_favourite_margin_gives_the_favourite_near_ties_only():
     assert robust_choice(near_tie, -0.03).point == 2
     assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.46, 0.6)), -0.03).point == 1
     assert robust_choice(result((1, 100, 0.50, 0.2), (2, 20, 0.50, 0.6)), -0.03).point == 1
+
+
+def test_a_prior_power_lets_the_likelier_move_win_near_ties_of_visits():
+    from engine.player import robust_choice
+    from engine.search import MoveStats, SearchResult
+
+    def result(*children):
+        return SearchResult([MoveStats(*c) for c in children], 0, 0.5, 0.0)
+
+    near_tie = result((1, 100, 0.52, 0.01), (2, 80, 0.50, 0.5))
+    assert robust_choice(near_tie, 0.05).point == 1
+    assert robust_choice(near_tie, 0.05, 0.2).point == 2       # 80 x 50 ** 0.2 > 100
+    assert robust_choice(result((1, 100, 0.52, 0.01), (2, 40, 0.50, 0.5)), 0.05, 0.2).point == 1
+    # A move the network gives nothing keeps a chance when the search clearly prefers it.
+    assert robust_choice(result((1, 1000, 0.60, 0.0), (2, 50, 0.45, 0.9)), 0.05, 0.2).point == 1
+    # The favourite's guard still applies to the move the power picks.
+    assert robust_choice(result((1, 100, 0.40, 0.02), (2, 95, 0.40, 0.2), (3, 50, 0.60, 0.3)),
+                         0.05, 0.2).point == 3
+
+
+def test_the_choice_prior_power_reaches_the_player():
+    parse = gtp_main.build_parser().parse_args
+    assert gtp_main.player_config(parse([])).choice_prior_power == 0.0
+    assert gtp_main.player_config(parse(["--choice-prior-power", "0.2"])).choice_prior_power == 0.2
 
 
 def test_answers_an_approach_instead_of_passing_first():
