@@ -9,8 +9,8 @@ from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import playout as po
 from engine.player import (OWNERSHIP_SECONDS_PER_RUN_POINT, Clock, Player, PlayerConfig,
-                           TimeControl, seki_points)
-from engine.search import SearchConfig
+                           TimeControl, robust_choice, seki_points)
+from engine.search import MoveStats, SearchConfig, SearchResult
 
 
 # Black owns 36 points on the left, White 45 on the right.
@@ -357,53 +357,39 @@ def test_dead_stone_judgement_does_not_depend_on_the_searchs_learnt_replies():
     assert (searched.ownership(game).mean == before).all()
 
 
+def root(*children):
+    """Return a SearchResult whose root children are (point, visits, win rate, prior)."""
+    return SearchResult([MoveStats(*c) for c in children], 0, 0.5, 0.0)
+
+
 def test_robust_choice_plays_the_most_visited_unless_the_favourite_is_clearly_better():
-    from engine.player import robust_choice
-    from engine.search import MoveStats, SearchResult
-
-    def result(*children):
-        return SearchResult([MoveStats(*c) for c in children], 0, 0.5, 0.0)
-
-    # (point, visits, win rate, prior)
-    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.53, 0.6)), 0.05).point == 1
-    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.60, 0.6)), 0.05).point == 2
-    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 10, 0.90, 0.6)), 0.05).point == 1
-    assert robust_choice(result((1, 100, 0.50, 0.6), (2, 90, 0.90, 0.3)), 0.05).point == 1
+    assert robust_choice(root((1, 100, 0.50, 0.2), (2, 60, 0.53, 0.6)), 0.05).point == 1
+    assert robust_choice(root((1, 100, 0.50, 0.2), (2, 60, 0.60, 0.6)), 0.05).point == 2
+    assert robust_choice(root((1, 100, 0.50, 0.2), (2, 10, 0.90, 0.6)), 0.05).point == 1
+    assert robust_choice(root((1, 100, 0.50, 0.6), (2, 90, 0.90, 0.3)), 0.05).point == 1
     # The favourite is the most probable of the moves searched enough, not a barely searched one.
-    assert robust_choice(result((1, 100, 0.50, 0.1), (2, 60, 0.56, 0.2), (3, 10, 0.90, 0.6)),
+    assert robust_choice(root((1, 100, 0.50, 0.1), (2, 60, 0.56, 0.2), (3, 10, 0.90, 0.6)),
                          0.05).point == 2
-    assert robust_choice(result(), 0.05) is None
+    assert robust_choice(root(), 0.05) is None
 
 
 def test_a_negative_favourite_margin_gives_the_favourite_near_ties_only():
-    from engine.player import robust_choice
-    from engine.search import MoveStats, SearchResult
-
-    def result(*children):
-        return SearchResult([MoveStats(*c) for c in children], 0, 0.5, 0.0)
-
-    near_tie = result((1, 100, 0.50, 0.2), (2, 60, 0.48, 0.6))
+    near_tie = root((1, 100, 0.50, 0.2), (2, 60, 0.48, 0.6))
     assert robust_choice(near_tie, 0.05).point == 1
     assert robust_choice(near_tie, -0.03).point == 2
-    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 60, 0.46, 0.6)), -0.03).point == 1
-    assert robust_choice(result((1, 100, 0.50, 0.2), (2, 20, 0.50, 0.6)), -0.03).point == 1
+    assert robust_choice(root((1, 100, 0.50, 0.2), (2, 60, 0.46, 0.6)), -0.03).point == 1
+    assert robust_choice(root((1, 100, 0.50, 0.2), (2, 20, 0.50, 0.6)), -0.03).point == 1
 
 
 def test_a_prior_power_lets_the_likelier_move_win_near_ties_of_visits():
-    from engine.player import robust_choice
-    from engine.search import MoveStats, SearchResult
-
-    def result(*children):
-        return SearchResult([MoveStats(*c) for c in children], 0, 0.5, 0.0)
-
-    near_tie = result((1, 100, 0.52, 0.01), (2, 80, 0.50, 0.5))
+    near_tie = root((1, 100, 0.52, 0.01), (2, 80, 0.50, 0.5))
     assert robust_choice(near_tie, 0.05).point == 1
     assert robust_choice(near_tie, 0.05, 0.2).point == 2       # 80 x 50 ** 0.2 > 100
-    assert robust_choice(result((1, 100, 0.52, 0.01), (2, 40, 0.50, 0.5)), 0.05, 0.2).point == 1
+    assert robust_choice(root((1, 100, 0.52, 0.01), (2, 40, 0.50, 0.5)), 0.05, 0.2).point == 1
     # A move the network gives nothing keeps a chance when the search clearly prefers it.
-    assert robust_choice(result((1, 1000, 0.60, 0.0), (2, 50, 0.45, 0.9)), 0.05, 0.2).point == 1
+    assert robust_choice(root((1, 1000, 0.60, 0.0), (2, 50, 0.45, 0.9)), 0.05, 0.2).point == 1
     # The favourite's guard still applies to the move the power picks.
-    assert robust_choice(result((1, 100, 0.40, 0.02), (2, 95, 0.40, 0.2), (3, 50, 0.60, 0.3)),
+    assert robust_choice(root((1, 100, 0.40, 0.02), (2, 95, 0.40, 0.2), (3, 50, 0.60, 0.3)),
                          0.05, 0.2).point == 3
 
 
