@@ -293,7 +293,8 @@ def build_parser():
                         "lists it); without it kgs-chat is answered but not listed")
     p.add_argument("--ponder", action="store_true",
                    help="keep searching on the opponent's time after our move, until the next "
-                        "command arrives")
+                        "command arrives or the tree fills 45%% of its --max-nodes pools (past "
+                        "half, the next move would not reuse it)")
     p.add_argument("--warm-up", action="store_true",
                    help="compile the jitted core for every kind of move (search with and "
                         "without the network, network moves, scoring) into its on-disk cache, "

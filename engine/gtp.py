@@ -44,6 +44,9 @@ ANALYSIS_PLAYOUTS = 100_000_000
 # position's, and a move with a few playouts has a win rate and a mean score far off its
 # true one (a 13-playout move's mean score read +25 where the best move's read +1.7).
 ANALYSIS_MIN_VISIT_SHARE = 0.1
+# Pondering stops once the tree takes this share of its node or edge pool, short of the half
+# past which the next move's search would not reuse it.
+PONDER_POOL_SHARE = 0.45
 
 
 # Commands that write their own response, streaming it while they search.
@@ -97,6 +100,18 @@ class _AnyOf:
 
     def is_set(self):
         return any(e.is_set() for e in self.events)
+
+
+class _TreeFilling:
+    """A stop event for pondering, set once the search's tree takes PONDER_POOL_SHARE of a
+    pool: a tree past half of one is not reused, so pondering on would leave the next move's
+    search an empty tree."""
+
+    def __init__(self, search):
+        self.search = search
+
+    def is_set(self):
+        return self.search.pools_used() >= PONDER_POOL_SHARE
 
 
 class _Output:
@@ -277,8 +292,10 @@ class GtpEngine:
             return None
         stop = threading.Event()
         budget = 50 * self.player.config.rollouts
-        thread = threading.Thread(target=self.player.search.run, args=(game, budget),
-                                  kwargs={"stop_event": stop}, name="ponder", daemon=True)
+        search = self.player.search
+        thread = threading.Thread(target=search.run, args=(game, budget),
+                                  kwargs={"stop_event": _AnyOf(stop, _TreeFilling(search))},
+                                  name="ponder", daemon=True)
         thread.start()
         return stop, thread
 
@@ -656,7 +673,11 @@ class GtpEngine:
                              False)
         else:
             raise GtpError("syntax error")
-        if tc.main < 0 or tc.byo_time < 0 or tc.byo_stones < 0 or tc.byo_periods < 0:
+        # A canadian period holds at least one stone and byo-yomi at least one period (0
+        # would read as no limit or as canadian).
+        if (tc.main < 0 or tc.byo_time < 0 or tc.byo_stones < 0 or tc.byo_periods < 0
+                or (kind == "canadian" and tc.byo_stones < 1)
+                or (kind == "byoyomi" and tc.byo_periods < 1)):
             raise GtpError("syntax error")
         self.player.time = tc
         self.player.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}

@@ -42,9 +42,16 @@ WARMUP_POLL = 0.1             # seconds between checks of the stop event while w
 # colour's last search found a win rate below SETTLE_CHECK_LIKELY.
 OWNERSHIP_SECONDS_PER_RUN_POINT = 2e-6
 SETTLE_CHECK_LIKELY = 0.4
+# A timed check runs as many of its ownership playouts as fit in its time, but no fewer than
+# this: below it the estimate is too noisy to pass on, so a search's move is played instead.
+MIN_OWNERSHIP_RUNS = 200
 # The shortest search a timed move gets, and how many of its normal main-time shares a move
 # may take while it is unclear (Pachi's default "worst" time is three times the normal).
 MIN_MOVE_SECONDS = 0.05
+# Seconds a timed move takes beyond its search's deadline, kept back from every move besides
+# --lag-buffer (which may be 0): the search looks at the clock every 50 ms, then its threads
+# stop and the move is chosen and answered.
+MOVE_OVERHEAD = 0.1
 EXTEND_SHARES = 3.0
 
 
@@ -309,12 +316,12 @@ class Player:
         left unclear may take up to EXTEND_SHARES main-time shares. In Japanese byo-yomi a
         move has its period; in a canadian period a move may take up to twice its share while
         it keeps half the period for the rest (the last stone is never stretched). Always
-        lag_buffer short of what the clock holds, counting the first overtime period when main
-        time runs out during the move."""
+        lag_buffer and MOVE_OVERHEAD short of what the clock holds, counting the first
+        overtime period when main time runs out during the move."""
         tc = self.time
         if tc.unlimited:
             return None
-        lag = self.config.lag_buffer
+        lag = self.config.lag_buffer + MOVE_OVERHEAD
         previous = self._last_winrate.get(color)
         left, stones = self._clock_state(color)
         if stones > 0 and tc.byo_periods > 0:
@@ -421,16 +428,34 @@ class Player:
         return move
 
     # Moves -----------------------------------------------------------------------------
-    def ownership(self, game):
-        """Return the playout Ownership of the current position (cached per position)."""
-        if not self._has_ownership(game):
+    def ownership(self, game, seconds=None):
+        """Return the playout Ownership of the current position: ownership_runs playouts, or
+        with seconds as many as fit in them (ownership_runs_within). Cached per position; a
+        cached estimate of fewer playouts than asked for is made again."""
+        runs = self.ownership_runs_within(game, seconds)
+        if not self._has_ownership(game) or self._ownership_cache[1] < runs:
             started = time.perf_counter()
-            own = Ownership(game, self.config.ownership_runs, self.judge_policy,
-                            self.config.search.seed + 7)
+            own = Ownership(game, runs, self.judge_policy, self.config.search.seed + 7)
             self._ownership_rate = (time.perf_counter() - started) / (
-                max(self.config.ownership_runs, 1) * game.size ** 2)
-            self._ownership_cache = (self._ownership_key(game), own)
-        return self._ownership_cache[1]
+                max(runs, 1) * game.size ** 2)
+            self._ownership_cache = (self._ownership_key(game), runs, own)
+        return self._ownership_cache[2]
+
+    def ownership_runs_within(self, game, seconds):
+        """Return the ownership playouts a check may run in seconds at the last measured
+        speed: all ownership_runs without a limit, else as many as fit but at least
+        MIN_OWNERSHIP_RUNS (never more than ownership_runs)."""
+        runs = self.config.ownership_runs
+        if seconds is None:
+            return runs
+        fit = int(seconds / (self._ownership_rate * game.size ** 2))
+        return min(runs, max(MIN_OWNERSHIP_RUNS, fit))
+
+    def _check_fits(self, game, seconds):
+        """Return True when a check of the position's ownership can run in seconds (None: no
+        limit): its estimate is cached, or MIN_OWNERSHIP_RUNS playouts fit in them."""
+        return (seconds is None or self._has_ownership(game)
+                or seconds >= MIN_OWNERSHIP_RUNS * self._ownership_rate * game.size ** 2)
 
     @staticmethod
     def _ownership_key(game):
@@ -451,9 +476,10 @@ class Player:
         expected = self._ownership_rate * self.config.ownership_runs * game.size ** 2
         return min(expected, seconds / 3)
 
-    def score_for(self, game, color):
-        """Return the area score from color's view with estimated dead stones removed."""
-        dead = self.ownership(game).dead_points(game)
+    def score_for(self, game, color, seconds=None):
+        """Return the area score from color's view with estimated dead stones removed (the
+        ownership playouts that fit in seconds, all without a limit)."""
+        dead = self.ownership(game, seconds).dead_points(game)
         score = bd.area_score(board_without(game, dead), game.rules.komi)
         return score if color == bd.BLACK else -score
 
@@ -474,30 +500,33 @@ class Player:
         if not self._wait_for_warmup(None if move_time is None else move_time.normal,
                                      stop_event):
             return self.early_move(game, color)
+        # The checks before a search may take a third of the move's time.
+        check = None if move_time is None else move_time.normal / 3
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
         # A jigo does not lose: playing on from one only gives the search, whose moves all
         # look alike then, the chance to fill its own eye space.
-        if (opponent_passed and not cleanup and self.score_for(game, color) >= 0
-                and not self._fight_open(game, color)):
+        if (opponent_passed and not cleanup and self.score_for(game, color, check) >= 0
+                and not self._fight_open(game, color, check)):
             return bd.PASS
         if cleanup:
-            dead = [p for p in self.ownership(game).dead_points(game)
+            dead = [p for p in self.ownership(game, check).dead_points(game)
                     if game.color_at(p) == 3 - color]
             attack = self._attack_dead(game, color, dead)
             if attack is not None:
                 return attack
-            if not dead and self.score_for(game, color) > 0:
+            if not dead and self.score_for(game, color, check) > 0:
                 return bd.PASS
         if self.config.policy_only:
-            return self.network_move(game, color)
+            return self.network_move(game, color, check=check)
+        searched = move_time
         if move_time is not None:    # what the warm-up and the checks above took counts too
             settle = 0.0 if cleanup else self._settle_check_seconds(game, color,
                                                                     move_time.normal)
             spent = time.perf_counter() - started + settle
-            move_time = replace(move_time,
-                                normal=max(MIN_MOVE_SECONDS, move_time.normal - spent),
-                                maximum=max(MIN_MOVE_SECONDS, move_time.maximum - spent))
-        result = self.search.run(game, self.config.rollouts, move_time, stop_event, progress)
+            searched = replace(move_time,
+                               normal=max(MIN_MOVE_SECONDS, move_time.normal - spent),
+                               maximum=max(MIN_MOVE_SECONDS, move_time.maximum - spent))
+        result = self.search.run(game, self.config.rollouts, searched, stop_event, progress)
         self.last_result = result
         best = robust_choice(result, self.config.favourite_margin,
                              self.config.choice_prior_power)
@@ -506,9 +535,13 @@ class Player:
         self._last_winrate[color] = best.winrate
         if self._should_resign(game, result, best) and not cleanup:
             return RESIGN
-        if (best.winrate > 0.5 and not cleanup and not self._last_move_near(game, color)
-                and self._settled(game, color)):
-            return bd.PASS
+        if best.winrate > 0.5 and not cleanup and not self._last_move_near(game, color):
+            # The check gets what the search left of the move's time (the reserve, or more
+            # after an early stop); without the time for it the search's move is played.
+            check = None if move_time is None else move_time.normal - (
+                time.perf_counter() - started)
+            if self._check_fits(game, check) and self._settled(game, color, check):
+                return bd.PASS
         return best.point
 
     def _last_move_near(self, game, color):
@@ -542,12 +575,12 @@ class Player:
                     return p
         return None
 
-    def network_move(self, game, color, resign=True):
+    def network_move(self, game, color, resign=True, check=None):
         """Return the network's most probable legal move that repeats no position and fills
         no own eye, or PASS; with resign, RESIGN when the playouts from here all but never
-        win."""
+        win (as many as fit in check seconds, all without a limit)."""
         if resign and len(game.moves) >= self._min_resign_moves(game):
-            black_wins = self.ownership(game).black_winrate
+            black_wins = self.ownership(game, check).black_winrate
             if (black_wins if color == bd.BLACK else 1.0 - black_wins) < \
                     self.config.resign_threshold / 2:
                 return RESIGN
@@ -575,7 +608,7 @@ class Player:
         return (len(game.moves) >= self._min_resign_moves(game)
                 and self._hopeless_searches >= RESIGN_AFTER)
 
-    def _fight_open(self, game, color):
+    def _fight_open(self, game, color, seconds=None):
         """Return True when some stone outside seki has an owner in too few playouts
         (|mean ownership| < CONTESTED), unless the opponent has already passed
         PASSES_BEFORE_GIVING_UP times in a row.
@@ -587,7 +620,7 @@ class Player:
         """
         if _passes_in_a_row(game, 3 - color) >= PASSES_BEFORE_GIVING_UP:
             return False
-        own = self.ownership(game)
+        own = self.ownership(game, seconds)
         contested = [p for p in game.on_board_points()
                      if game.color_at(p) != bd.EMPTY and abs(own.mean[p]) < CONTESTED]
         if not contested:
@@ -595,18 +628,20 @@ class Player:
         seki = set(seki_points(game, own.dead_points(game)))
         return any(p not in seki for p in contested)
 
-    def _settled(self, game, color):
+    def _settled(self, game, color, seconds=None):
         """Return True when every empty point is firmly owned or dame, no fight is open, and
-        passing still wins. (The liberties of a semeai touch both colours like dame: the
-        contested stones tell them apart.)"""
-        own = self.ownership(game)
+        passing still wins, by the ownership playouts that fit in seconds (all without a
+        limit). (The liberties of a semeai touch both colours like dame: the contested stones
+        tell them apart.)"""
+        own = self.ownership(game, seconds)
         for p in game.on_board_points():
             if game.color_at(p) == bd.EMPTY and abs(own.mean[p]) < 0.9:
                 w = game.size + 2
                 touches = {game.color_at(p + d) for d in (-w, -1, 1, w)}
                 if not {bd.BLACK, bd.WHITE} <= touches:
                     return False
-        return not self._fight_open(game, color) and self.score_for(game, color) > 0
+        return (not self._fight_open(game, color, seconds)
+                and self.score_for(game, color, seconds) > 0)
 
     # End of game -----------------------------------------------------------------------
     def final_status(self, game):

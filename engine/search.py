@@ -946,6 +946,12 @@ class Search:
         if self.server is not None:
             self.server.close()
 
+    def pools_used(self):
+        """Return the larger of the shares of the node and edge pools the tree takes (the
+        next search reuses the tree only while both are under half: _place_root)."""
+        return max(self.tree.counters[C_NODES] / self.config.max_nodes,
+                   self.tree.counters[C_EDGES] / self.config.max_edges)
+
     def _place_root(self, game):
         """Move the root to the game's position, reusing the subtree when the game went on
         from the previous root by the moves recorded in between, each by the colour the tree

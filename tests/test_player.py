@@ -8,8 +8,9 @@ import gtp_main
 from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import playout as po
-from engine.player import (OWNERSHIP_SECONDS_PER_RUN_POINT, Clock, Player, PlayerConfig,
-                           TimeControl, robust_choice, seki_points)
+from engine.player import (MIN_OWNERSHIP_RUNS, MOVE_OVERHEAD, OWNERSHIP_SECONDS_PER_RUN_POINT,
+                           Clock, Player, PlayerConfig, TimeControl, robust_choice,
+                           seki_points)
 from engine.search import MoveStats, SearchConfig, SearchResult
 
 
@@ -42,7 +43,7 @@ def test_no_time_settings_means_the_rollout_budget():
     (TimeControl(600, 0, 0, 0, False), Clock(600, 0, True), 1.0, 30.0, 90.0),   # absolute
     (TimeControl(0, 30, 5, 0, False), Clock(30, 5, True), 4.0, 5.0, 10.0),       # canadian
     (TimeControl(0, 30, 5, 0, False), Clock(6, 1, True), 4.0, 5.0, 5.0),         # last stone
-    (TimeControl(0, 30, 5, 0, False), Clock(3, 2, True), 0.4, 0.6, 0.95),        # keeps a lag
+    (TimeControl(0, 30, 5, 0, False), Clock(3, 2, True), 0.3, 0.5, 0.95),        # keeps a lag
     (TimeControl(0, 30, 1, 3, False), Clock(30, 1, True), 28.0, 29.0, 29.0),     # byo-yomi
     (TimeControl(0, 30, 1, 3, False), Clock(30, 3, True), 28.0, 29.0, 29.0),     # 3 periods
     (TimeControl(60, 0, 0, 0, False), Clock(1.0, 0, True), 0.04, 0.06, 0.06),    # nearly out
@@ -64,7 +65,7 @@ def test_main_time_ending_in_byo_yomi_counts_the_first_period():
     p.clocks[bd.BLACK] = Clock(0.5, 0, True)         # half a second of main time left
     game = game_from_diagram("\n".join(["." * 9] * 9))
     move_time = p.move_time(game, bd.BLACK)
-    assert 4.0 <= move_time.normal <= move_time.maximum <= 4.5
+    assert 3.8 <= move_time.normal <= move_time.maximum <= 4.5
 
 
 def test_a_move_remembers_its_win_rate_to_notice_a_fall():
@@ -117,7 +118,8 @@ def test_absolute_time_keeps_the_lag_of_every_move_to_come():
     p = player(lag_buffer=1.0)
     p.time = TimeControl(60, 0, 0, 0, False)
     game = game_from_diagram("\n".join(["." * 9] * 9))                # 27 moves to come
-    assert p.move_time(game, bd.BLACK).normal == pytest.approx((60 - 27) / 27)
+    lag = 1.0 + MOVE_OVERHEAD
+    assert p.move_time(game, bd.BLACK).normal == pytest.approx((60 - 27 * lag) / 27)
     p.clocks[bd.BLACK] = Clock(20, 0, True)          # less than a lag per move to come
     assert p.move_time(game, bd.BLACK).normal == pytest.approx(0.05)
 
@@ -132,6 +134,37 @@ def test_a_timed_search_leaves_time_for_the_settledness_check_after_it():
     assert p._settle_check_seconds(game, bd.BLACK, 30.0) == 0.0
     p.ownership(game)                       # cached: the check costs nothing
     assert p._settle_check_seconds(game, bd.WHITE, 30.0) == 0.0
+
+
+def test_a_timed_check_runs_the_ownership_playouts_that_fit_in_its_time():
+    p = Player(PlayerConfig(rollouts=300, ownership_runs=1000, search=SearchConfig(seed=1)), 9)
+    game = game_from_diagram(WALLS, komi=0.5)
+    run = OWNERSHIP_SECONDS_PER_RUN_POINT * 81          # one playout's seconds on 9x9
+    assert p.ownership_runs_within(game, None) == 1000
+    assert p.ownership_runs_within(game, 3600.0) == 1000
+    assert p.ownership_runs_within(game, 500.5 * run) == 500
+    assert p.ownership_runs_within(game, 0.0) == MIN_OWNERSHIP_RUNS
+    p.ownership(game, 0.0)
+    assert p._ownership_cache[1] == MIN_OWNERSHIP_RUNS
+    p.ownership(game)                   # final_score, say: the fuller estimate is made
+    assert p._ownership_cache[1] == 1000
+    p.ownership(game, 0.0)              # and kept for a hurried check
+    assert p._ownership_cache[1] == 1000
+
+
+def test_a_move_without_time_for_the_settledness_check_plays_the_search_move():
+    game = game_from_diagram(WALLS, komi=0.5)
+    game.to_play = bd.WHITE             # white wins by 9.5 with every point settled
+    p = player(lag_buffer=0.0)
+    checked = []
+    p._settled = lambda game, color, seconds=None: checked.append(seconds) or True
+    assert p.genmove(game, bd.WHITE) == bd.PASS and checked == [None]     # no clock
+    p.time = TimeControl(0, 30, 1, 0, False)             # 30 s a move
+    checked.clear()
+    assert p.genmove(game, bd.WHITE) == bd.PASS and len(checked) == 1 and checked[0] > 0
+    p._ownership_rate = 1.0             # so slow that no check fits: play on, unchecked
+    checked.clear()
+    assert p.genmove(game, bd.WHITE) != bd.PASS and checked == []
 
 
 def test_passes_after_opponent_pass_when_passing_wins():
@@ -270,6 +303,18 @@ def test_pondering_engine_answers_every_command():
     assert len(answers) == 4
     assert answers[0].startswith("= ") and answers[2].startswith("= ")
     assert answers[3] == "= darkgo"
+
+
+def test_pondering_stops_while_the_next_move_can_still_reuse_the_tree():
+    args = gtp_main.build_parser().parse_args(["--ponder", "--net", "none", "--rollouts", "300",
+                                               "--boardsize", "9", "--threads", "1",
+                                               "--max-nodes", "2000"])
+    engine = gtp_main.build_engine(args)
+    engine.handle_line("genmove b\n", io.StringIO())
+    _, thread = engine._start_pondering()       # 50 x 300 playouts would fill the pools
+    thread.join(timeout=300)
+    assert not thread.is_alive()
+    assert 0.3 < engine.player.search.pools_used() < 0.5
 
 
 def test_cleanup_captures_dead_stones_before_passing():
