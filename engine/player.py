@@ -430,10 +430,13 @@ class Player:
     # Moves -----------------------------------------------------------------------------
     def ownership(self, game, seconds=None):
         """Return the playout Ownership of the current position: ownership_runs playouts, or
-        with seconds as many as fit in them (ownership_runs_within). Cached per position; a
-        cached estimate of fewer playouts than asked for is made again."""
+        with seconds as many as fit in them (ownership_runs_within). Cached per position: a
+        timed check takes the cached estimate as it is (its several calls would otherwise
+        each spend the seconds again), an untimed caller makes it again from all
+        ownership_runs if it had fewer."""
         runs = self.ownership_runs_within(game, seconds)
-        if not self._has_ownership(game) or self._ownership_cache[1] < runs:
+        if not self._has_ownership(game) or (seconds is None
+                                             and self._ownership_cache[1] < runs):
             started = time.perf_counter()
             own = Ownership(game, runs, self.judge_policy, self.config.search.seed + 7)
             self._ownership_rate = (time.perf_counter() - started) / (
@@ -500,8 +503,10 @@ class Player:
         if not self._wait_for_warmup(None if move_time is None else move_time.normal,
                                      stop_event):
             return self.early_move(game, color)
-        # The checks before a search may take a third of the move's time.
-        check = None if move_time is None else move_time.normal / 3
+        # The checks before a search may take a third of what the move has left (at least
+        # MIN_OWNERSHIP_RUNS playouts: without them the engine could not pass in overtime).
+        check = None if move_time is None else max(
+            0.0, move_time.normal - (time.perf_counter() - started)) / 3
         opponent_passed = bool(game.moves) and game.moves[-1][1] == bd.PASS
         # A jigo does not lose: playing on from one only gives the search, whose moves all
         # look alike then, the chance to fill its own eye space.
@@ -536,10 +541,14 @@ class Player:
         if self._should_resign(game, result, best) and not cleanup:
             return RESIGN
         if best.winrate > 0.5 and not cleanup and not self._last_move_near(game, color):
-            # The check gets what the search left of the move's time (the reserve, or more
+            # The check gets what the search left of the move's time, normal or, after a
+            # search that went on while the move was unclear, maximum (the reserve, or more
             # after an early stop); without the time for it the search's move is played.
-            check = None if move_time is None else move_time.normal - (
-                time.perf_counter() - started)
+            check = None
+            if move_time is not None:
+                limit = (move_time.maximum if result.seconds > searched.normal
+                         else move_time.normal)
+                check = limit - (time.perf_counter() - started)
             if self._check_fits(game, check) and self._settled(game, color, check):
                 return bd.PASS
         return best.point

@@ -146,6 +146,8 @@ def test_a_timed_check_runs_the_ownership_playouts_that_fit_in_its_time():
     assert p.ownership_runs_within(game, 0.0) == MIN_OWNERSHIP_RUNS
     p.ownership(game, 0.0)
     assert p._ownership_cache[1] == MIN_OWNERSHIP_RUNS
+    p.ownership(game, 3600.0)           # a timed check takes the cached estimate as it is
+    assert p._ownership_cache[1] == MIN_OWNERSHIP_RUNS
     p.ownership(game)                   # final_score, say: the fuller estimate is made
     assert p._ownership_cache[1] == 1000
     p.ownership(game, 0.0)              # and kept for a hurried check
@@ -306,15 +308,17 @@ def test_pondering_engine_answers_every_command():
 
 
 def test_pondering_stops_while_the_next_move_can_still_reuse_the_tree():
-    args = gtp_main.build_parser().parse_args(["--ponder", "--net", "none", "--rollouts", "300",
+    # A 9x9 playout adds about 27 edges of the 400,000 here: 50 x 400 of them would fill the
+    # edge pool, and the search looks at it every 5 ms (about 0.5% of it).
+    args = gtp_main.build_parser().parse_args(["--ponder", "--net", "none", "--rollouts", "400",
                                                "--boardsize", "9", "--threads", "1",
-                                               "--max-nodes", "2000"])
+                                               "--max-nodes", "20000"])
     engine = gtp_main.build_engine(args)
     engine.handle_line("genmove b\n", io.StringIO())
-    _, thread = engine._start_pondering()       # 50 x 300 playouts would fill the pools
+    _, thread = engine._start_pondering()
     thread.join(timeout=300)
     assert not thread.is_alive()
-    assert 0.3 < engine.player.search.pools_used() < 0.5
+    assert 0.4 < engine.player.search.pools_used() < 0.5
 
 
 def test_cleanup_captures_dead_stones_before_passing():
