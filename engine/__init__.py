@@ -10,22 +10,25 @@ set before numba is first imported, which is why nets and benchmarks import this
 import hashlib
 import os
 import pathlib
+import re
 
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
+# A module with jitted code imports numba; one that only names it (in a comment) has none.
+_IMPORTS_NUMBA = re.compile(rb"^\s*(?:import|from)\s+numba\b", re.MULTILINE)
 
 
-def numba_cache_dir():
-    """Return the cache folder for the current sources: .numba_cache/<hash> in the checkout.
+def numba_cache_dir(root=_ROOT):
+    """Return the cache folder for the sources under root: .numba_cache/<hash> there.
     Files that do not import numba hold no jitted code and stay out of the hash, so that an
     edit to them (the GTP layer, a benchmark's driver) does not throw the cache away."""
     digest = hashlib.sha1()
     for folder in ("engine", "nets", "benchmarks"):
-        for path in sorted((_ROOT / folder).glob("*.py")):
+        for path in sorted((root / folder).glob("*.py")):
             source = path.read_bytes()
-            if b"numba" in source:
+            if _IMPORTS_NUMBA.search(source):
                 digest.update(path.name.encode())
                 digest.update(source)
-    return _ROOT / ".numba_cache" / digest.hexdigest()[:16]
+    return root / ".numba_cache" / digest.hexdigest()[:16]
 
 
 # Set by the user before this package, if at all (see foreign_environment).

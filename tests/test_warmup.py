@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+import engine
 import gtp_main
 from asciiboard import game_from_diagram
 from engine import board as bd
@@ -292,6 +293,7 @@ def test_warm_up_flag_fills_the_cache_and_exits_0():
 COVERAGE = r"""
 import gc, io, json, sys
 sys.path.insert(0, ".")
+import engine
 import gtp_main
 from numba.core.registry import CPUDispatcher
 sys.path.insert(0, "tests")
@@ -348,3 +350,18 @@ def test_the_warm_up_logs_its_searches_below_info(caplog):
         assert wu.Warmup(config).use(None).run() >= 0
     searches = [r for r in caplog.records if "playouts in" in r.getMessage()]
     assert searches and all(r.levelname == "DEBUG" for r in searches)
+
+
+def test_the_compile_cache_folder_changes_with_the_jitted_sources_only(tmp_path):
+    for folder in ("engine", "nets", "benchmarks"):
+        (tmp_path / folder).mkdir()
+    jitted = tmp_path / "engine" / "core.py"
+    mention = tmp_path / "engine" / "front.py"       # names numba, compiles nothing
+    jitted.write_text("from numba import njit\n\n\n@njit\ndef f():\n    return 1\n")
+    mention.write_text("# numba's cache is loaded by the first search\n")
+    first = engine.numba_cache_dir(tmp_path)
+    assert first.parent == tmp_path / ".numba_cache"
+    mention.write_text("# numba's cache is loaded by the first search, as before\n")
+    assert engine.numba_cache_dir(tmp_path) == first
+    jitted.write_text("import numba\n\n\n@numba.njit\ndef f():\n    return 2\n")
+    assert engine.numba_cache_dir(tmp_path) != first
