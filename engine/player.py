@@ -451,14 +451,19 @@ class Player:
         runs = self.config.ownership_runs
         if seconds is None:
             return runs
-        fit = int(seconds / (self._ownership_rate * game.size ** 2))
+        fit = int(seconds / self._ownership_seconds(game, 1))
         return min(runs, max(MIN_OWNERSHIP_RUNS, fit))
+
+    def _ownership_seconds(self, game, runs):
+        """Return the seconds `runs` ownership playouts of the position take at the last
+        measured speed."""
+        return self._ownership_rate * runs * game.size ** 2
 
     def _check_fits(self, game, seconds):
         """Return True when a check of the position's ownership can run in seconds (None: no
         limit): its estimate is cached, or MIN_OWNERSHIP_RUNS playouts fit in them."""
         return (seconds is None or self._has_ownership(game)
-                or seconds >= MIN_OWNERSHIP_RUNS * self._ownership_rate * game.size ** 2)
+                or seconds >= self._ownership_seconds(game, MIN_OWNERSHIP_RUNS))
 
     @staticmethod
     def _ownership_key(game):
@@ -476,8 +481,7 @@ class Player:
         if (self._has_ownership(game)
                 or self._last_winrate.get(color, 1.0) < SETTLE_CHECK_LIKELY):
             return 0.0
-        expected = self._ownership_rate * self.config.ownership_runs * game.size ** 2
-        return min(expected, seconds / 3)
+        return min(self._ownership_seconds(game, self.config.ownership_runs), seconds / 3)
 
     def score_for(self, game, color, seconds=None):
         """Return the area score from color's view with estimated dead stones removed (the
