@@ -18,6 +18,7 @@ from numba import njit
 from sgfmill import sgf, sgf_grammar
 
 from engine import board as bd
+from engine import playout as po
 from nets import features as feat
 
 VAL_MOD = 100
@@ -25,9 +26,9 @@ ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar")
 
 # One replayable game. points: engine points (bd.PASS for a pass); colors: BLACK/WHITE per move;
 # setup: (color, point) stones before the first move; owner: int8 [N*N] Tromp-Taylor owner of the
-# final position, +1 black, -1 white, 0 dame; winner: BLACK or WHITE when the game was won on the
-# board (by counting or resignation), 0 when it has no such result (time, forfeit, draw, none);
-# komi: the record's KM.
+# final position, +1 black, -1 white, 0 dame (or result_ownership's float32 mean, NaN for none);
+# winner: BLACK or WHITE when the game was won on the board (by counting or resignation), 0 when
+# it has no such result (time, forfeit, draw, none); komi: the record's KM.
 Record = namedtuple("Record", ["name", "size", "points", "colors", "setup", "owner", "winner",
                                "komi"], defaults=(0, 0.0))
 
@@ -142,6 +143,66 @@ def _record_from_sgf(name, game, size):
     if _replay_all(b, record.points, record.colors, record.owner) >= 0:
         return None, "illegal"
     return record, None
+
+
+@njit(cache=True, nogil=True)
+def _ownership_given_winner(b, komi, winner, runs, policy, rng, owner_out):
+    """Run `runs` playouts from b (left unchanged); set owner_out [N*N] to the mean area owner
+    (+1 black, -1 white) at the end of the runs that `winner` won; return how many it won
+    (owner_out is all zero when none)."""
+    size = b.info[bd.SIZE]
+    w = b.info[bd.WIDTH]
+    scratch = bd.copy_board(b)
+    owner = np.empty(b.stones.shape[0], np.int8)
+    record = np.empty(3 * size * size, np.int32)
+    ladder = po.new_ladder_scratch(b.stones.shape[0])
+    total = np.zeros(size * size, np.float64)
+    won = 0
+    for _ in range(runs):
+        bd.copy_into(scratch, b)
+        po.run_playout(scratch, policy, rng, record.shape[0], record, ladder)
+        bd.area_owner(scratch, owner)
+        margin = -komi
+        for p in range(owner.shape[0]):
+            if owner[p] == bd.BLACK:
+                margin += 1.0
+            elif owner[p] == bd.WHITE:
+                margin -= 1.0
+        if (margin > 0 and winner == bd.BLACK) or (margin < 0 and winner == bd.WHITE):
+            won += 1
+            for y in range(size):
+                for x in range(size):
+                    o = owner[(y + 1) * w + x + 1]
+                    total[y * size + x] += 1.0 if o == bd.BLACK else (-1.0 if o == bd.WHITE
+                                                                      else 0.0)
+    for i in range(size * size):
+        owner_out[i] = total[i] / won if won else 0.0
+    return won
+
+
+def result_ownership(record, runs, policy, seed=0):
+    """Return float32 [N*N]: who owns each point at the end of the game (+1 black, -1 white),
+    as the mean over the default-policy playouts from the record's last position that end
+    with the recorded winner winning, or all NaN when the record has no winner or no playout
+    agrees with it.
+
+    Most games end by resignation with territory still open, so the final position's own
+    owner (Record.owner, Tromp-Taylor) misjudges every unsettled area; the playouts settle
+    it, and keeping only the runs that agree with the result keeps the target consistent with
+    the value's."""
+    out = np.full(record.size * record.size, np.nan, np.float32)
+    if record.winner == 0:
+        return out
+    b = new_game_board(record)
+    _advance(b, record.points, record.colors, 0, len(record.points))
+    if len(record.colors):
+        b.info[bd.TO_PLAY] = bd.WHITE if record.colors[-1] == bd.BLACK else bd.BLACK
+    rng = po.new_rng(zlib.crc32(f"{seed}:{record.name}".encode()))
+    owner = np.zeros(record.size * record.size, np.float64)
+    if _ownership_given_winner(b, float(record.komi), int(record.winner), runs, policy, rng,
+                               owner):
+        out[:] = owner
+    return out
 
 
 def parse_sgf_bytes(name, data, size=19, stats=None):
@@ -333,7 +394,7 @@ def game_stream(paths, split, rng, size=19, stats=None, shard=(0, 1), val_mod=VA
 
 def sample_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
                    ownership=False, value=False, pool=256, sample_rate=0.1, augment=True, seed=0,
-                   shard=(0, 1), stats=None, val_mod=VAL_MOD):
+                   shard=(0, 1), stats=None, val_mod=VAL_MOD, ownership_runs=0):
     """Yield training batches forever: dicts of x [B,C,N,N] float32, mask [B,N*N] bool,
     targets [B,k] int64 (-1 = none), optionally owner [B,N*N] float32 (+1 ours) and value,
     komi [B] float32 (see SampleWriter).
@@ -341,9 +402,12 @@ def sample_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
     A pool of `pool` games is replayed side by side; each position of a game is picked with
     probability sample_rate (positions whose move is a pass are never picked) and every
     sample comes from a random game of the pool, so a batch mixes many games at random stages
-    while memory stays bounded. augment applies a random symmetry per sample."""
+    while memory stays bounded. augment applies a random symmetry per sample.
+    ownership_runs > 0 takes the ownership targets from that many playouts of each game's
+    last position (result_ownership) instead of its Tromp-Taylor owner."""
     rng = random.Random(seed)
     games = game_stream(paths, split, rng, stats=stats, shard=shard, val_mod=val_mod)
+    games = _with_result_ownership(games, ownership_runs if ownership else 0, seed)
     writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value)
 
     def fresh():
@@ -367,6 +431,15 @@ def sample_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
         yield writer.batch()
 
 
+def _with_result_ownership(records, runs, seed):
+    """Yield the records, each with result_ownership's owner when runs > 0."""
+    policy = po.PolicyConfig().build() if runs > 0 else None
+    for record in records:
+        if runs > 0:
+            record = record._replace(owner=result_ownership(record, runs, policy, seed))
+        yield record
+
+
 def all_positions(records, batch=256, heads=3, rank=9, edge=False, ownership=False,
                   value=False):
     """Yield batches (as sample_batches, no augmentation) of every non-pass position of records."""
@@ -387,13 +460,16 @@ def all_positions(records, batch=256, heads=3, rank=9, edge=False, ownership=Fal
 
 
 def validation_set(paths, positions=4096, heads=3, rank=9, edge=False, ownership=False,
-                   sample_rate=0.1, seed=1234, val_mod=VAL_MOD, batch=256, value=False):
+                   sample_rate=0.1, seed=1234, val_mod=VAL_MOD, batch=256, value=False,
+                   ownership_runs=0):
     """Return a fixed list of batches of about `positions` validation-split positions: games
-    in file order, each position kept with probability sample_rate (fixed seed)."""
+    in file order, each position kept with probability sample_rate (fixed seed); ownership_runs
+    as in sample_batches."""
     rng = random.Random(seed)
     writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value)
     out, row, total = [], 0, 0
-    for record in read_games(paths, split="val", val_mod=val_mod):
+    records = read_games(paths, split="val", val_mod=val_mod)
+    for record in _with_result_ownership(records, ownership_runs if ownership else 0, seed):
         b = new_game_board(record)
         for i in range(len(record.points)):
             if record.points[i] != bd.PASS and rng.random() < sample_rate:

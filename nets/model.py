@@ -5,7 +5,10 @@ followed by ReLU then batch-norm, and a final 3x3 conv with ``heads`` outputs, o
 the board per predicted move (our next move, their reply, our move after). Head 1 is masked to
 the legal points. An optional ownership head gives a per-point tanh in [-1, 1] (+1 = ours), and
 an optional value head the expected result for the side to move in [-1, 1] (+1 = we win), from
-the trunk pooled over the board and the komi.
+the trunk pooled over the board and the komi. With ``value_ownership`` the ownership comes from
+the value head's own tower instead, and its sum over the board (the expected area margin) is one
+of the value's inputs, so that a dense target (who owns each point at the end) trains the
+features the value reads, as Wu & Baldi's territory prediction and KataGo's ownership head do.
 """
 import os
 
@@ -21,19 +24,19 @@ CONFIGS = {
     # Tian & Zhu's d=12, w=384 network: 5x5x92, 10 x 3x3x384, 3x3 head with k=3.
     "darkforest": dict(first_kernel=5, first_width=92, width=384, depth=10, heads=3,
                        ownership=False, symmetric=False, edge=False, rank=9, value=False,
-                       value_convs=2),
+                       value_convs=2, value_ownership=False),
     # Sized for 2 CPU cores: >= 500 positions/s at batch 16 in fp32 with features
     # (benchmarks/nn_speed.py), and ~1000 training samples/s with bf16 on AMX hardware.
     "cpu": dict(first_kernel=5, first_width=64, width=64, depth=6, heads=3,
                 ownership=False, symmetric=False, edge=False, rank=9, value=False,
-                value_convs=2),
+                value_convs=2, value_ownership=False),
     # For tests only.
     "tiny": dict(first_kernel=3, first_width=8, width=8, depth=1, heads=3,
                  ownership=True, symmetric=False, edge=False, rank=9, value=True,
-                 value_convs=1),
+                 value_convs=1, value_ownership=False),
 }
 # Config keys that weights files written before them lack, with the value that those files mean.
-LATER_CONFIG_KEYS = {"value": False, "value_convs": 0}
+LATER_CONFIG_KEYS = {"value": False, "value_convs": 0, "value_ownership": False}
 # The value head's komi input is komi / KOMI_SCALE, seen from the side to move.
 KOMI_SCALE = 10.0
 
@@ -99,30 +102,43 @@ class ValueHead(nn.Module):
     """Trunk -> its own `convs` 3x3 blocks (conv, ReLU, batch-norm) -> 1x1 conv -> mean and
     max over the board, with the komi -> two linear layers -> tanh: the expected result for
     the side to move. Pooling keeps it size-independent; the blocks let the head read shapes
-    (life, territory) that the policy trunk's last layer need not spell out."""
+    (life, territory) that the policy trunk's last layer need not spell out.
+
+    With ownership=True a 1x1 conv on the blocks' output also gives each point's expected
+    owner (tanh, +1 = the side to move), and the sum of those, the expected area margin in
+    komi's units, is one more input of the linear layers."""
 
     CHANNELS = 32
     HIDDEN = 64
 
-    def __init__(self, width, convs=0):
+    def __init__(self, width, convs=0, ownership=False):
         super().__init__()
         blocks = []
         for _ in range(convs):
             blocks += [nn.Conv2d(width, width, 3, padding=1), nn.ReLU(), nn.BatchNorm2d(width)]
         self.tower = nn.Sequential(*blocks)
         self.conv = nn.Conv2d(width, self.CHANNELS, 1)
-        self.hidden = nn.Linear(2 * self.CHANNELS + 1, self.HIDDEN)
+        self.ownership = nn.Conv2d(width, 1, 1) if ownership else None
+        self.hidden = nn.Linear(2 * self.CHANNELS + 1 + int(ownership), self.HIDDEN)
         self.out = nn.Linear(self.HIDDEN, 1)
 
     def forward(self, h, komi):
-        v = F.relu(self.conv(self.tower(h))).flatten(2)
-        pooled = torch.cat([v.mean(-1), v.amax(-1), (komi / KOMI_SCALE).to(v.dtype)[:, None]], 1)
-        return torch.tanh(self.out(F.relu(self.hidden(pooled))).squeeze(1).float())
+        """Return (value [B] in float32, ownership [B, N*N] in float32 or None)."""
+        t = self.tower(h)
+        v = F.relu(self.conv(t)).flatten(2)
+        inputs = [v.mean(-1), v.amax(-1), (komi / KOMI_SCALE).to(v.dtype)[:, None]]
+        own = None
+        if self.ownership is not None:
+            own = torch.tanh(self.ownership(t).flatten(1).float())
+            inputs.append((own.sum(-1, keepdim=True) / KOMI_SCALE).to(v.dtype))
+        pooled = torch.cat(inputs, 1)
+        value = torch.tanh(self.out(F.relu(self.hidden(pooled))).squeeze(1).float())
+        return value, own
 
 
 class PolicyNet(nn.Module):
-    """Conv trunk -> k move heads (logits [B, k, N*N]), optionally ownership [B, N*N] and a
-    value [B]."""
+    """Conv trunk -> k move heads (logits [B, k, N*N]), optionally ownership [B, N*N] (the
+    trunk's head, or the value head's with value_ownership) and a value [B]."""
 
     def __init__(self, config):
         super().__init__()
@@ -139,7 +155,8 @@ class PolicyNet(nn.Module):
         self.trunk = nn.Sequential(*layers)
         self.policy = Conv(width, config["heads"], 3, sym)
         self.ownership = Conv(width, 1, 3, sym) if config["ownership"] else None
-        self.value = ValueHead(width, config.get("value_convs", 0)) if config.get("value") \
+        self.value = ValueHead(width, config.get("value_convs", 0),
+                               config.get("value_ownership", False)) if config.get("value") \
             else None
 
     def forward(self, x, mask=None, komi=None):
@@ -153,10 +170,16 @@ class PolicyNet(nn.Module):
         logp, own, _ = self.heads(h, mask)
         value = None
         if self.value is not None:
-            if komi is None:
-                komi = torch.zeros(x.shape[0], device=x.device)
-            value = self.value(h, komi)
+            value, value_own = self.value_of(h, komi)
+            own = own if value_own is None else value_own
         return logp, own, value
+
+    def value_of(self, h, komi=None):
+        """Return the value head's (value [B], ownership [B, N*N] or None) from the trunk's
+        output h; komi as in forward."""
+        if komi is None:
+            komi = torch.zeros(h.shape[0], device=h.device)
+        return self.value(h, komi)
 
     def heads(self, h, mask=None):
         """Return (log-probabilities, ownership or None, None) from the trunk's output h: the
@@ -247,6 +270,20 @@ def deepened(config, state_dict, depth):
         new_state.update({f"trunk.{3 * i + 2}.{name}": value
                           for name, value in batch_norm.items()})
     return {**config, "depth": depth}, new_state
+
+
+def with_value_ownership(config, state_dict):
+    """Return (config, state_dict) of the same network whose value head also predicts
+    ownership (config value_ownership) and computes the same value: the head's weights are
+    kept, the new margin input of its hidden layer starts with zero weights, and the
+    ownership conv (value.ownership.*) is left out of state_dict, for a fresh start.
+    ValueError when the network has no value head or already has the ownership."""
+    if not config.get("value") or config.get("value_ownership"):
+        raise ValueError("needs a value head without ownership")
+    weight = state_dict["value.hidden.weight"]
+    state = dict(state_dict)
+    state["value.hidden.weight"] = torch.cat([weight, weight.new_zeros(weight.shape[0], 1)], 1)
+    return {**config, "value_ownership": True}, state
 
 
 def _identity_block(batch_norm):

@@ -46,6 +46,14 @@ def parse_args(argv=None):
     p.add_argument("--value", action="store_true", help="train a value head on the games' "
                    "winners (counted or resigned games); with --init it may be added to a net "
                    "that has none")
+    p.add_argument("--value-ownership", action="store_true", help="with --value: the value "
+                   "head also predicts each point's final owner from its own tower and reads the "
+                   "sum (see nets.model); with --init, a value head that lacks it keeps its "
+                   "weights and gains it")
+    p.add_argument("--ownership-runs", type=int, default=0, help="ownership targets from this "
+                   "many playouts of each game's last position, keeping those that end with the "
+                   "recorded winner (nets.data.result_ownership); 0: the last position's "
+                   "Tromp-Taylor owner")
     p.add_argument("--value-loss-weight", type=float, default=1.0,
                    help="weight of the value head's squared error in the loss")
     p.add_argument("--value-convs", type=int, help="3x3 blocks of the value head's own tower "
@@ -112,9 +120,10 @@ def use_bf16(choice, device):
 
 
 def losses(model, batch, device, bf16, ownership_weight, value_weight=1.0, frozen=False):
-    """Return (total loss, head-1 NLL mean, head-1 log-probs, values or None) for a batch
-    dict; the value's squared error counts on the rows with a finite target. frozen: only the
-    value head computes gradients, and the loss is its error alone."""
+    """Return (total loss, head-1 NLL mean, head-1 log-probs, values or None, ownership or
+    None) for a batch dict; the value's and the ownership's squared errors count where their
+    target is finite. frozen: only the value head computes gradients, and the loss is its
+    errors alone (the ownership's too when the value head predicts it)."""
     x = batch["x"].to(device, non_blocking=True)
     x = x.contiguous(memory_format=torch.channels_last)
     mask = batch["mask"].to(device)
@@ -126,22 +135,27 @@ def losses(model, batch, device, bf16, ownership_weight, value_weight=1.0, froze
             with torch.no_grad():
                 trunk = net.trunk(x)
                 logp, own, _ = net.heads(trunk, mask)
-            value = net.value(trunk, komi if komi is not None else
-                              torch.zeros(x.shape[0], device=x.device))
+            value, value_own = net.value_of(trunk, komi)
+            own_trained = value_own is not None
+            own = value_own if own_trained else own
         else:
             logp, own, value = model(x, mask, komi)
+            own_trained = True
     valid = targets >= 0
     picked = logp.gather(2, targets.clamp(min=0).unsqueeze(2)).squeeze(2)
     nll = -(picked * valid).sum(0) / valid.sum(0).clamp(min=1)
     total = nll.sum() * (0.0 if frozen else 1.0)
-    if own is not None and "owner" in batch and not frozen:
-        total = total + ownership_weight * F.mse_loss(own, batch["owner"].to(device))
+    if own is not None and "owner" in batch and own_trained:
+        target = batch["owner"].to(device)
+        known = torch.isfinite(target)
+        if known.any():
+            total = total + ownership_weight * F.mse_loss(own[known], target[known])
     if value is not None and "value" in batch:
         target = batch["value"].to(device)
         known = torch.isfinite(target)
         if known.any():
             total = total + value_weight * F.mse_loss(value[known], target[known])
-    return total, nll[0], logp[:, 0], value
+    return total, nll[0], logp[:, 0], value, own
 
 
 def value_counts(value, target):
@@ -167,24 +181,32 @@ def accuracy_counts(logp1, targets1):
 def evaluate(model, batches, device, bf16):
     """Return {val_top1, val_top5, val_nll, val_positions} of head 1 on a list of batches,
     with a value head also val_value_mse and val_value_acc (share of positions whose winner
-    the value's sign gives)."""
+    the value's sign gives), with ownership targets and a head val_owner_mse (per point)."""
     was_training = model.training
     model.eval()
     h1 = h5 = n = 0
     nll = 0.0
     squared = right = known = 0
+    owner_squared = owner_known = 0.0
     for b in batches:
         b = {k: torch.from_numpy(v) for k, v in b.items()}
-        _, _, logp1, value = losses(model, b, device, bf16, 0.0, 0.0)
+        _, _, logp1, value, own = losses(model, b, device, bf16, 0.0, 0.0)
         c = accuracy_counts(logp1.float(), b["targets"][:, 0].to(device))
         h1, h5, nll, n = h1 + c[0], h5 + c[1], nll + c[2], n + c[3]
         if value is not None and "value" in b:
             v = value_counts(value, b["value"].to(device))
             squared, right, known = squared + v[0], right + v[1], known + v[2]
+        if own is not None and "owner" in b:
+            target = b["owner"].to(device)
+            finite = torch.isfinite(target)
+            owner_squared += float(((own.float() - target)[finite] ** 2).sum())
+            owner_known += int(finite.sum())
     model.train(was_training)
     metrics = {"val_top1": h1 / n, "val_top5": h5 / n, "val_nll": nll / n, "val_positions": n}
     if known:
         metrics.update(val_value_mse=squared / known, val_value_acc=right / known)
+    if owner_known:
+        metrics["val_owner_mse"] = owner_squared / owner_known
     return metrics
 
 
@@ -243,7 +265,7 @@ def main(argv=None):
                                    ("heads", args.heads)) if v is not None}
     if args.width is not None:
         overrides["first_width"] = args.width
-    for flag in ("symmetric", "ownership", "edge", "value"):
+    for flag in ("symmetric", "ownership", "edge", "value", "value_ownership"):
         if getattr(args, flag):
             overrides[flag] = True
     if args.value_convs is not None:
@@ -263,7 +285,8 @@ def main(argv=None):
         config = init["config"]
         samples = int(init.get("meta", {}).get("samples", 0))
         clash = {k: v for k, v in overrides.items()
-                 if k not in ("depth", "value", "value_convs") and config[k] != v}
+                 if k not in ("depth", "value", "value_convs", "value_ownership")
+                 and config[k] != v}
         if clash:
             sys.exit(f"--init: {args.init} has {({k: config[k] for k in clash})}; only --depth "
                      "and --value can change a network that training starts from")
@@ -272,6 +295,11 @@ def main(argv=None):
                       "value_convs": overrides.get("value_convs", nm.CONFIGS["cpu"]["value_convs"])}
         elif overrides.get("value_convs", config["value_convs"]) != config["value_convs"]:
             sys.exit("--value-convs: only a value head added by --value can be shaped")
+        if args.value_ownership and not config.get("value_ownership", False):
+            if init["config"]["value"]:
+                config, init["state_dict"] = nm.with_value_ownership(config, init["state_dict"])
+            else:
+                config = {**config, "value_ownership": True}
         if args.depth is not None and args.depth != config["depth"]:
             try:
                 config, init["state_dict"] = nm.deepened(config, init["state_dict"], args.depth)
@@ -285,6 +313,8 @@ def main(argv=None):
         step, samples, wall = ckpt["step"], ckpt["samples"], ckpt["wall"]
         best, plateau_scale, stale = ckpt["best"], ckpt["plateau_scale"], ckpt["stale"]
         init_name = ckpt.get("init")
+    if config.get("value_ownership", False) and not config["value"]:
+        sys.exit("--value-ownership: give --value too")
     if args.freeze_trunk and not ((args.init or args.resume) and config["value"]):
         sys.exit("--freeze-trunk trains a value head on an --init net: give --init and --value")
 
@@ -315,9 +345,11 @@ def main(argv=None):
         net = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == "cuda" else None)
 
+    owner_targets = config["ownership"] or config.get("value_ownership", False)
     sample_kwargs = dict(paths=args.data, batch=args.batch, split="train", heads=config["heads"],
-                         rank=config["rank"], edge=config["edge"], ownership=config["ownership"],
-                         value=config["value"], pool=args.pool, sample_rate=args.sample_rate, val_mod=args.val_mod)
+                         rank=config["rank"], edge=config["edge"], ownership=owner_targets,
+                         value=config["value"], pool=args.pool, sample_rate=args.sample_rate,
+                         val_mod=args.val_mod, ownership_runs=args.ownership_runs)
     # A resumed run draws a new game order (seeded by the step) rather than replaying the
     # games it has already seen.
     dataset = Batches(sample_kwargs, rank, world, args.seed * 1000003 + step)
@@ -327,8 +359,9 @@ def main(argv=None):
     val = None
     if main_rank:
         val = nd.validation_set(args.val_data or args.data, args.val_positions, config["heads"],
-                                config["rank"], config["edge"], config["ownership"],
-                                val_mod=args.val_mod, value=config["value"])
+                                config["rank"], config["edge"], owner_targets,
+                                val_mod=args.val_mod, value=config["value"],
+                                ownership_runs=args.ownership_runs)
         log = open(log_path, "a")
         print(f"config {config} device {device} bf16 {bf16} threads "
               f"{torch.get_num_threads()} workers {args.workers} validation "
@@ -392,7 +425,7 @@ def main(argv=None):
         if args.freeze_trunk:   # batch-norm statistics of the trunk stay the trained net's
             model.eval()
             model.value.train()
-        total, nll1, logp1, _ = losses(net, batch, device, bf16, args.ownership_weight,
+        total, nll1, logp1, _, _ = losses(net, batch, device, bf16, args.ownership_weight,
                                        args.value_loss_weight, args.freeze_trunk)
         opt.zero_grad(set_to_none=True)
         total.backward()

@@ -260,6 +260,54 @@ def test_value_targets_are_the_winner_seen_from_the_side_to_move():
     assert batch["komi"].tolist() == [-6.5, 6.5, -6.5]
 
 
+def _two_walls(result):
+    """Return a 9x9 record: a black wall on column D, a white one on column F, column E open,
+    komi 0, the given RE (or none)."""
+    moves = "".join(f";B[d{r}];W[f{r}]" for r in "abcdefghi")
+    re = f"RE[{result}]" if result else ""
+    record, = nd.parse_sgf_bytes("walls.sgf", f"(;FF[4]GM[1]SZ[9]KM[0]{re}{moves})".encode(),
+                                 size=9)
+    return record
+
+
+def test_ownership_targets_come_from_playouts_that_the_winner_won():
+    policy = nd.po.PolicyConfig().build()
+    black = nd.result_ownership(_two_walls("B+R"), 32, policy).reshape(9, 9)
+    white = nd.result_ownership(_two_walls("W+R"), 32, policy).reshape(9, 9)
+    assert black.dtype == np.float32 and black.min() >= -1 and black.max() <= 1
+    for owner in (black, white):   # each wall's side is mostly its own
+        assert owner[:, :4].mean() > 0.5 and owner[:, 5:].mean() < -0.5
+    # Komi 0: every kept run's margin favours the winner, and so does their mean.
+    assert black.sum() > 0 > white.sum()
+
+
+def test_ownership_targets_are_missing_without_a_winner():
+    policy = nd.po.PolicyConfig().build()
+    assert np.isnan(nd.result_ownership(_two_walls(None), 8, policy)).all()
+    assert np.isnan(nd.result_ownership(_two_walls("B+T"), 8, policy)).all()
+
+
+def test_training_a_value_head_with_ownership_from_playouts(tmp_path):
+    common, base, valued = _value_training(tmp_path)
+    nt.main(common + ["--init", base, "--value", "--out", valued, "--run-dir",
+                      str(tmp_path / "v"), "--steps", "2"])
+    grown = str(tmp_path / "grown.pt")
+    nt.main(common + ["--init", valued, "--value", "--value-ownership", "--freeze-trunk",
+                      "--ownership-runs", "4", "--optimizer", "adam", "--lr", "0.01", "--out",
+                      grown, "--run-dir", str(tmp_path / "g"), "--steps", "3"])
+    before, _ = nm.load_model(valued)
+    after, meta = nm.load_model(grown)
+    assert after.config["value_ownership"] is True and meta["val_owner_mse"] >= 0
+    for name, tensor in before.state_dict().items():
+        if not name.startswith("value."):
+            assert torch.equal(tensor, after.state_dict()[name]), name
+    assert not torch.equal(before.state_dict()["value.conv.weight"],
+                           after.state_dict()["value.conv.weight"])
+    with pytest.raises(SystemExit, match="--value-ownership"):
+        nt.main(common + ["--init", base, "--value-ownership", "--out", grown,
+                          "--run-dir", str(tmp_path / "bad"), "--steps", "1"])
+
+
 def _value_training(tmp_path):
     """Write 4 games with results and a tiny net without a value head; return (quick training
     flags on those games, the net's path, an output path)."""

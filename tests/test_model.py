@@ -279,3 +279,33 @@ def test_weights_written_before_the_value_head_still_load(tmp_path):
     torch.save(payload, path)
     model, _ = nm.load_model(path)
     assert model.config["value"] is False and model.value is None
+
+
+def test_a_value_head_with_ownership_reads_its_own_ownership():
+    model = tiny(ownership=False, value_ownership=True)
+    x = torch.rand(2, 25, 9, 9)
+    logp, own, value = model(x, komi=torch.tensor([-7.5, 7.5]))
+    assert own.shape == (2, 81) and own.abs().max() <= 1 and value.shape == (2,)
+    with torch.no_grad():       # a different ownership changes the value through its sum
+        model.value.ownership.bias += 1.0
+    assert not torch.allclose(model(x, komi=torch.tensor([-7.5, 7.5]))[2], value)
+
+
+def test_a_value_head_gains_ownership_computing_the_same_value(tmp_path):
+    old = tiny(ownership=False)
+    x = torch.rand(3, 25, 9, 9)
+    komi = torch.tensor([-7.5, 0.0, 7.5])
+    config, state = nm.with_value_ownership(old.config, old.state_dict())
+    grown = nm.PolicyNet(config).eval()
+    missing, unexpected = grown.load_state_dict(state, strict=False)
+    assert sorted(missing) == ["value.ownership.bias", "value.ownership.weight"]
+    assert not unexpected
+    torch.testing.assert_close(grown(x, komi=komi)[2], old(x, komi=komi)[2])
+    assert grown(x, komi=komi)[1].shape == (3, 81)
+    with pytest.raises(ValueError, match="value head"):
+        nm.with_value_ownership(config, grown.state_dict())
+    with pytest.raises(ValueError, match="value head"):
+        nm.with_value_ownership(tiny(value=False).config, {})
+    path = str(tmp_path / "grown.pt")
+    nm.save_model(grown, path)
+    assert nm.load_model(path)[0].config["value_ownership"] is True
