@@ -69,19 +69,25 @@ def list_inputs(paths):
 # Reading ---------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
+def _owner_grid(b, owner, out):
+    """Fill out [N*N] with b's Tromp-Taylor area owner, +1 black, -1 white, 0 dame; owner is
+    scratch of one int8 per engine point."""
+    size = b.info[bd.SIZE]
+    w = b.info[bd.WIDTH]
+    bd.area_owner(b, owner)
+    for y in range(size):
+        for x in range(size):
+            o = owner[(y + 1) * w + x + 1]
+            out[y * size + x] = 1 if o == bd.BLACK else (-1 if o == bd.WHITE else 0)
+
+
+@njit(cache=True, nogil=True)
 def _replay_all(b, points, colors, owner_out):
     """Play every move on b; return the index of the first illegal move or -1 (then fill owner)."""
     for i in range(points.shape[0]):
         if bd.play(b, points[i], colors[i]) != bd.OK:
             return i
-    size = b.info[bd.SIZE]
-    w = b.info[bd.WIDTH]
-    owner = np.empty(b.stones.shape[0], np.int8)
-    bd.area_owner(b, owner)
-    for y in range(size):
-        for x in range(size):
-            o = owner[(y + 1) * w + x + 1]
-            owner_out[y * size + x] = 1 if o == bd.BLACK else (-1 if o == bd.WHITE else 0)
+    _owner_grid(b, np.empty(b.stones.shape[0], np.int8), owner_out)
     return -1
 
 
@@ -151,32 +157,22 @@ def _ownership_given_winner(b, komi, winner, runs, policy, rng, owner_out):
     (+1 black, -1 white) at the end of the runs that `winner` won; return how many it won
     (owner_out is all zero when none)."""
     size = b.info[bd.SIZE]
-    w = b.info[bd.WIDTH]
     scratch = bd.copy_board(b)
     owner = np.empty(b.stones.shape[0], np.int8)
     record = np.empty(3 * size * size, np.int32)
     ladder = po.new_ladder_scratch(b.stones.shape[0])
+    grid = np.empty(size * size, np.float64)
     total = np.zeros(size * size, np.float64)
     won = 0
     for _ in range(runs):
         bd.copy_into(scratch, b)
         po.run_playout(scratch, policy, rng, record.shape[0], record, ladder)
-        bd.area_owner(scratch, owner)
-        margin = -komi
-        for p in range(owner.shape[0]):
-            if owner[p] == bd.BLACK:
-                margin += 1.0
-            elif owner[p] == bd.WHITE:
-                margin -= 1.0
+        _owner_grid(scratch, owner, grid)
+        margin = grid.sum() - komi
         if (margin > 0 and winner == bd.BLACK) or (margin < 0 and winner == bd.WHITE):
             won += 1
-            for y in range(size):
-                for x in range(size):
-                    o = owner[(y + 1) * w + x + 1]
-                    total[y * size + x] += 1.0 if o == bd.BLACK else (-1.0 if o == bd.WHITE
-                                                                      else 0.0)
-    for i in range(size * size):
-        owner_out[i] = total[i] / won if won else 0.0
+            total += grid
+    owner_out[:] = total / max(won, 1)
     return won
 
 

@@ -146,16 +146,18 @@ def losses(model, batch, device, bf16, ownership_weight, value_weight=1.0, froze
     nll = -(picked * valid).sum(0) / valid.sum(0).clamp(min=1)
     total = nll.sum() * (0.0 if frozen else 1.0)
     if own is not None and "owner" in batch and own_trained:
-        target = batch["owner"].to(device)
-        known = torch.isfinite(target)
-        if known.any():
-            total = total + ownership_weight * F.mse_loss(own[known], target[known])
+        total = total + ownership_weight * _known_mse(own, batch["owner"].to(device))
     if value is not None and "value" in batch:
-        target = batch["value"].to(device)
-        known = torch.isfinite(target)
-        if known.any():
-            total = total + value_weight * F.mse_loss(value[known], target[known])
+        total = total + value_weight * _known_mse(value, batch["value"].to(device))
     return total, nll[0], logp[:, 0], value, own
+
+
+def _known_mse(prediction, target):
+    """Return the mean squared error over the finite targets (0 when there are none)."""
+    known = torch.isfinite(target)
+    if not known.any():
+        return prediction.new_zeros(())
+    return F.mse_loss(prediction[known], target[known])
 
 
 def value_counts(value, target):
