@@ -156,6 +156,12 @@ def build_parser():
                    help="the final choice ranks the root's moves by visits x prior ** P "
                         "instead of visits alone, so that in near-ties of visits the network's "
                         "likelier move is played; default %(default)s (the most visited)")
+    p.add_argument("--choice-min-prior", type=fraction,
+                   default=PlayerConfig.choice_min_prior,
+                   help="the final choice passes over the moves whose network prior is below "
+                        "this while a move above it has at least "
+                        f"{FAVOURITE_MIN_SHARE * 100:g}%% of the most visited move's visits; "
+                        "default %(default)s (any move)")
     p.add_argument("--lag-buffer", type=non_negative, default=1.0,
                    help="seconds kept back from every timed move for network lag; default 1.0")
     p.add_argument("--ownership-runs", type=positive_int, default=1000,
@@ -509,6 +515,7 @@ def player_config(args):
     return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                         favourite_margin=args.favourite_margin,
                         choice_prior_power=args.choice_prior_power,
+                        choice_min_prior=args.choice_min_prior,
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                         policy_only=args.policy_only, search=search)
 

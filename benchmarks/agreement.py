@@ -25,7 +25,7 @@ statistics the engine chose from (every move it lists: darkgo lists those with a
 of the most visited move's visits); --favourite-margins then adds to the summary the agreement
 the same searches would have had under each `--favourite-margin` of darkgo's final choice
 (engine.player.robust_choice applied to the recorded moves), free of the run-to-run noise of a
-second run.
+second run; --choice-prior-powers and --choice-min-priors do the same for those flags.
 """
 import argparse
 import json
@@ -204,13 +204,14 @@ def parse_root(text):
     return root
 
 
-def rechosen(root, margin, prior_power=0.0):
-    """Return the vertex darkgo's final choice picks from recorded root moves under margin and
-    prior_power (`--favourite-margin`, `--choice-prior-power`)."""
+def rechosen(root, margin, prior_power=0.0, min_prior=0.0):
+    """Return the vertex darkgo's final choice picks from recorded root moves under margin,
+    prior_power and min_prior (`--favourite-margin`, `--choice-prior-power`,
+    `--choice-min-prior`)."""
     children = sorted((MoveStats(vertex, visits, winrate, prior)
                        for vertex, visits, winrate, prior in root),
                       key=lambda m: -m.visits)
-    choice = robust_choice(SearchResult(children, 0, 0.5, 0.0), margin, prior_power)
+    choice = robust_choice(SearchResult(children, 0, 0.5, 0.0), margin, prior_power, min_prior)
     return None if choice is None else choice.point
 
 
@@ -288,21 +289,24 @@ def summarize(results, command, args, engine_name, skipped):
         "split": args.split,
         "skipped": dict(skipped),
         "favourite_margins": rechosen_agreement(
-            scored, {margin: (margin, 0.0) for margin in args.favourite_margins}),
+            scored, {margin: (margin, 0.0, 0.0) for margin in args.favourite_margins}),
         "choice_prior_powers": rechosen_agreement(
-            scored, {power: (PlayerConfig.favourite_margin, power)
+            scored, {power: (PlayerConfig.favourite_margin, power, 0.0)
                      for power in args.choice_prior_powers}),
+        "choice_min_priors": rechosen_agreement(
+            scored, {floor: (PlayerConfig.favourite_margin, 0.0, floor)
+                     for floor in args.choice_min_priors}),
     }
 
 
 def rechosen_agreement(scored, choices):
     """Return {key: {positions, agreed}} over the results that carry root moves: how many
     agree with the game when the final choice is rechosen under each key's (margin, prior
-    power)."""
+    power, minimum prior)."""
     rooted = [r for r in scored if r.get("root")]
     table = {}
-    for key, (margin, power) in choices.items():
-        agreed = sum((rechosen(r["root"], margin, power) or "").upper()
+    for key, (margin, power, floor) in choices.items():
+        agreed = sum((rechosen(r["root"], margin, power, floor) or "").upper()
                      == r["expected"].upper() for r in rooted)
         table[f"{key:g}"] = {"positions": len(rooted), "agreed": agreed}
     return table
@@ -323,6 +327,9 @@ def format_table(summary):
                      f"{row['positions']}")
     for power, row in summary["choice_prior_powers"].items():
         lines.append(f"final choice with --choice-prior-power {power}: {row['agreed']} of "
+                     f"{row['positions']}")
+    for floor, row in summary["choice_min_priors"].items():
+        lines.append(f"final choice with --choice-min-prior {floor}: {row['agreed']} of "
                      f"{row['positions']}")
     if summary["seconds_per_move"] is not None:
         lines.append(f"{summary['seconds_per_move']:.3f} s per genmove (median "
@@ -366,11 +373,17 @@ def parse_args(argv):
                    help="with --analyze: also report the agreement of the final choice "
                         "rechosen under each of these --choice-prior-power values (at the "
                         "default --favourite-margin)")
+    p.add_argument("--choice-min-priors", type=float, nargs="+", default=[], metavar="F",
+                   help="with --analyze: also report the agreement of the final choice "
+                        "rechosen under each of these --choice-min-prior values (at the "
+                        "default --favourite-margin)")
     args = p.parse_args(argv)
     if args.favourite_margins and not args.analyze:
         p.error("--favourite-margins needs --analyze")
     if args.choice_prior_powers and not args.analyze:
         p.error("--choice-prior-powers needs --analyze")
+    if args.choice_min_priors and not args.analyze:
+        p.error("--choice-min-priors needs --analyze")
     if args.positions < 1:
         p.error("--positions must be at least 1")
     words = shlex.split(args.engine) if args.engine is not None else [sys.executable]

@@ -55,20 +55,27 @@ MOVE_OVERHEAD = 0.1
 EXTEND_SHARES = 3.0
 
 
-def robust_choice(result, margin, prior_power=0.0):
+def robust_choice(result, margin, prior_power=0.0, min_prior=0.0):
     """Return the MoveStats to play: the most visited root move (robust to the noise of a
     lucky few playouts), unless the network's favourite among the moves searched enough
     (see FAVOURITE_MIN_SHARE) has a win rate more than margin above it; None when there are
     no candidates. A positive margin asks the favourite to be clearly better; a negative one
     lets it win near-ties, where the playouts' preference is noise or bias. A positive
     prior_power ranks the moves by visits x prior ** prior_power instead of visits alone: a
-    move the network finds ten times less likely needs 10 ** prior_power times the visits."""
+    move the network finds ten times less likely needs 10 ** prior_power times the visits.
+    A positive min_prior passes over the moves the network gives less than that while a move
+    it gives more has been searched enough (FAVOURITE_MIN_SHARE of the most visited's
+    visits): such a move wins the visits far more often by a misjudgement of the playouts
+    than by a find the network missed (benchmarks/RESULTS.md, final choice)."""
     best = result.best
     if best is None:
         return None
-    if prior_power > 0:
-        best = max(result.children,
-                   key=lambda m: m.visits * max(m.prior, CHOICE_PRIOR_FLOOR) ** prior_power)
+    candidates = result.children
+    if min_prior > 0:
+        candidates = [m for m in candidates if m.prior >= min_prior
+                      and m.visits >= FAVOURITE_MIN_SHARE * best.visits] or candidates
+    best = max(candidates,
+               key=lambda m: m.visits * max(m.prior, CHOICE_PRIOR_FLOOR) ** prior_power)
     favourite = max((m for m in result.children
                      if m.visits >= FAVOURITE_MIN_SHARE * best.visits), key=lambda m: m.prior)
     if favourite is not best and favourite.winrate > best.winrate + margin:
@@ -85,6 +92,8 @@ class PlayerConfig:
     favourite_margin: float = 0.05
     # robust_choice's prior power: 0, the most visited move.
     choice_prior_power: float = 0.0
+    # robust_choice's min_prior: 0, any move.
+    choice_min_prior: float = 0.0
     min_resign_playouts: int = 500
     ownership_runs: int = 1000
     lag_buffer: float = 1.0
@@ -538,7 +547,7 @@ class Player:
         result = self.search.run(game, self.config.rollouts, searched, stop_event, progress)
         self.last_result = result
         best = robust_choice(result, self.config.favourite_margin,
-                             self.config.choice_prior_power)
+                             self.config.choice_prior_power, self.config.choice_min_prior)
         if best is None:
             return bd.PASS
         self._last_winrate[color] = best.winrate

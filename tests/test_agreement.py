@@ -198,7 +198,8 @@ def test_analyze_keeps_the_root_and_rechooses_under_each_margin(archive, tmp_pat
     base = ["--data", path, "--positions", "3", "--engine", command]
     status, summary = _run(capsys, base + ["--analyze", "--results", str(results),
                                            "--favourite-margins", "0.05", "-0.05",
-                                           "--choice-prior-powers", "0.1", "0.5"])
+                                           "--choice-prior-powers", "0.1", "0.5",
+                                           "--choice-min-priors", "0.05", "0.2"])
     assert status == 0
     assert (summary["positions"], summary["agreed"]) == (3, 0)
     assert summary["favourite_margins"] == {"0.05": {"positions": 3, "agreed": 0},
@@ -206,6 +207,8 @@ def test_analyze_keeps_the_root_and_rechooses_under_each_margin(archive, tmp_pat
     # pass: 100 visits, prior 0.1; the game's move: 60 visits, prior 0.6.
     assert summary["choice_prior_powers"] == {"0.1": {"positions": 3, "agreed": 0},
                                               "0.5": {"positions": 3, "agreed": 3}}
+    assert summary["choice_min_priors"] == {"0.05": {"positions": 3, "agreed": 0},
+                                            "0.2": {"positions": 3, "agreed": 3}}
     assert sum(c.startswith("lz-genmove_analyze") for c in log.read_text().splitlines()) == 3
     first = json.loads(results.read_text().splitlines()[0])
     assert first["played"] == "pass"

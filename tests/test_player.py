@@ -430,6 +430,19 @@ def test_a_negative_favourite_margin_gives_the_favourite_near_ties_only():
     assert robust_choice(root((1, 100, 0.50, 0.2), (2, 20, 0.50, 0.6)), -0.03).point == 1
 
 
+def test_a_minimum_prior_passes_over_the_moves_the_network_rules_out():
+    ruled_out = root((1, 100, 0.55, 0.001), (2, 80, 0.50, 0.3), (3, 20, 0.70, 0.6))
+    assert robust_choice(ruled_out, 0.05).point == 1
+    assert robust_choice(ruled_out, 0.05, min_prior=0.002).point == 2
+    assert robust_choice(ruled_out, 0.05, min_prior=0.001).point == 1
+    # Only a move searched enough replaces it (3 has a fifth of the visits) ...
+    assert robust_choice(root((1, 100, 0.55, 0.001), (3, 20, 0.70, 0.6)), 0.05,
+                         min_prior=0.002).point == 1
+    # ... and the favourite's guard still applies to the move chosen.
+    assert robust_choice(root((1, 100, 0.55, 0.001), (2, 80, 0.50, 0.1), (3, 40, 0.60, 0.6)),
+                         0.05, min_prior=0.002).point == 3
+
+
 def test_a_prior_power_lets_the_likelier_move_win_near_ties_of_visits():
     near_tie = root((1, 100, 0.52, 0.01), (2, 80, 0.50, 0.5))
     assert robust_choice(near_tie, 0.05).point == 1
