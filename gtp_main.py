@@ -158,8 +158,9 @@ def build_parser():
                         "likelier move is played; default %(default)s (the most visited)")
     p.add_argument("--choice-min-prior", type=fraction,
                    default=PlayerConfig.choice_min_prior,
-                   help="the final choice passes over the moves whose network prior is below "
-                        "this while a move above it has at least "
+                   help="the final choice passes over the moves whose prior (the network's, "
+                        "or the shape model's without it) is below this while a move above it "
+                        "has at least "
                         f"{FAVOURITE_MIN_SHARE * 100:g}%% of the most visited move's visits; "
                         "default %(default)s (any move)")
     p.add_argument("--lag-buffer", type=non_negative, default=1.0,
