@@ -204,6 +204,13 @@ def parse_root(text):
     return root
 
 
+# The summary's rechoice tables and the engine flag each rechooses under (the benchmark's own
+# option is the flag's plural).
+RECHOICE_FLAGS = (("favourite_margins", "--favourite-margin"),
+                  ("choice_prior_powers", "--choice-prior-power"),
+                  ("choice_min_priors", "--choice-min-prior"))
+
+
 def rechosen(root, margin, prior_power=0.0, min_prior=0.0):
     """Return the vertex darkgo's final choice picks from recorded root moves under margin,
     prior_power and min_prior (`--favourite-margin`, `--choice-prior-power`,
@@ -322,15 +329,10 @@ def format_table(summary):
         low, high = row["interval"]
         lines.append(f"{label:>8}  {row['positions']:>9}  {row['agreed']:>6}  {rate:>6}  "
                      f"[{low:.3f}, {high:.3f}]")
-    for margin, row in summary["favourite_margins"].items():
-        lines.append(f"final choice with --favourite-margin {margin}: {row['agreed']} of "
-                     f"{row['positions']}")
-    for power, row in summary["choice_prior_powers"].items():
-        lines.append(f"final choice with --choice-prior-power {power}: {row['agreed']} of "
-                     f"{row['positions']}")
-    for floor, row in summary["choice_min_priors"].items():
-        lines.append(f"final choice with --choice-min-prior {floor}: {row['agreed']} of "
-                     f"{row['positions']}")
+    for key, flag in RECHOICE_FLAGS:
+        for value, row in summary[key].items():
+            lines.append(f"final choice with {flag} {value}: {row['agreed']} of "
+                         f"{row['positions']}")
     if summary["seconds_per_move"] is not None:
         lines.append(f"{summary['seconds_per_move']:.3f} s per genmove (median "
                      f"{summary['seconds_per_move_median']:.3f} s)")
@@ -378,12 +380,9 @@ def parse_args(argv):
                         "rechosen under each of these --choice-min-prior values (at the "
                         "default --favourite-margin)")
     args = p.parse_args(argv)
-    if args.favourite_margins and not args.analyze:
-        p.error("--favourite-margins needs --analyze")
-    if args.choice_prior_powers and not args.analyze:
-        p.error("--choice-prior-powers needs --analyze")
-    if args.choice_min_priors and not args.analyze:
-        p.error("--choice-min-priors needs --analyze")
+    for key, flag in RECHOICE_FLAGS:
+        if getattr(args, key) and not args.analyze:
+            p.error(f"{flag}s needs --analyze")
     if args.positions < 1:
         p.error("--positions must be at least 1")
     words = shlex.split(args.engine) if args.engine is not None else [sys.executable]
