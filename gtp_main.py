@@ -203,8 +203,14 @@ def build_parser():
                    help="share of the network's value head in a move's win rate (0: playouts "
                         "only, 1: the net only); needs weights with a value head; default "
                         f"{SearchConfig.value_weight}")
+    p.add_argument("--value-eqex", type=non_negative_int, default=SearchConfig.value_eqex,
+                   help="playouts' worth of experience at the value head's win rate given to "
+                        "the move into each leaf the network evaluates, fading as the move's "
+                        "own playouts come in (independent of --value-weight); needs weights "
+                        f"with a value head; default {SearchConfig.value_eqex}")
     p.add_argument("--value-until", type=non_negative_int, default=SearchConfig.value_until,
-                   help="mix the value in only before this many moves of the game (the head "
+                   help="use the value (--value-weight, --value-eqex) only before this many "
+                        "moves of the game (the head "
                         "judges the endgame worse than the playouts); 0: at every move; "
                         f"default {SearchConfig.value_until}")
     p.add_argument("--score-weight", type=fraction, default=SearchConfig.score_weight,
@@ -502,7 +508,7 @@ def player_config(args):
                           shapes=shapes_path(args), shape_eqex=args.shape_eqex,
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
-                          value_until=args.value_until,
+                          value_until=args.value_until, value_eqex=args.value_eqex,
                           score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
                           tactics_prior=args.tactics_prior,

@@ -41,8 +41,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
  P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
  P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SCORE_WEIGHT, P_SCORE_CENTER,
- P_SCORE_SCALE, P_SHAPE_EQEX, P_RAVE_DISTANCE) = range(22)
-PARAM_SLOTS = 22
+ P_SCORE_SCALE, P_SHAPE_EQEX, P_RAVE_DISTANCE, P_VALUE_EQEX) = range(23)
+PARAM_SLOTS = 23
 # Search steps between checks whether the move is decided (see decided).
 DECIDED_CHECK_EVERY = 64
 # What a worker writes into the stop flag when it finds the move decided (others write 1).
@@ -139,6 +139,10 @@ class SearchConfig:
     puct_top_cumulative: float = 0.999
     value_weight: float = 0.0      # share of the network's value in a move's win rate
     value_until: int = 0           # mix the value only before this many moves (0: always)
+    # With the net: playouts' worth of experience at the value head's win rate given to the
+    # move into each evaluated leaf; it fades as the move's own playouts come in, as a prior
+    # does, instead of staying in every ancestor's win rate as value_weight's mix does.
+    value_eqex: int = 0
     score_weight: float = 0.0      # share of the score utility in a move's win rate
     score_scale: float = 0.5       # points per line of board width for a utility of tanh(1)
     early_stop: bool = True        # stop once no other root move can catch the most visited
@@ -173,9 +177,11 @@ class SearchConfig:
         """Return the network value's share in the win rates after moves_played moves: the
         value head judges the middle game better mixed with the playouts than the playouts
         alone, the endgame worse (benchmarks/RESULTS.md, value head), hence value_until."""
-        if self.value_until and moves_played >= self.value_until:
-            return 0.0
-        return self.value_weight
+        return self.value_weight if self.value_in_use(moves_played) else 0.0
+
+    def value_in_use(self, moves_played):
+        """Return whether the network's value enters the search after moves_played moves."""
+        return not self.value_until or moves_played < self.value_until
 
     def as_array(self, komi, net=False, size=19, score_center=0.0, moves_played=0):
         """Return the float64 parameter array the numba workers read. With net, leaves are
@@ -204,6 +210,8 @@ class SearchConfig:
         params[P_PUCT_C] = self.puct_c
         params[P_FPU_REDUCTION] = self.fpu_reduction
         params[P_VALUE_WEIGHT] = self.value_weight_at(moves_played) if net else 0.0
+        params[P_VALUE_EQEX] = (self.value_eqex if net and self.value_in_use(moves_played)
+                                else 0)
         params[P_EARLY_STOP] = 1.0 if self.early_stop else 0.0
         params[P_SCORE_WEIGHT] = self.score_weight
         params[P_SCORE_CENTER] = score_center
@@ -520,11 +528,15 @@ def select_puct(tree, node, params, rng, mover):
 
 
 @njit(**bd.NO_ALLOC)
-def backup_value(tree, path_edges, depth, value):
+def backup_value(tree, path_edges, depth, value, eqex):
     """Add a network evaluation of the leaf reached by path_edges[0..depth-1] to every edge
     on the path: value in [-1, 1] is for the side to move at the leaf, which is not the mover
-    of the last edge."""
+    of the last edge. With eqex > 0 the last edge also gains eqex visits of prior experience
+    at the value's win rate."""
     win = 0.5 * (1.0 - value)      # for the last edge's mover
+    if eqex > 0 and depth > 0:
+        atomic_add(tree.edge_prior_visits, path_edges[depth - 1], eqex)
+        atomic_add(tree.edge_prior_wins, path_edges[depth - 1], np.int32(round(2 * eqex * win)))
     for i in range(depth - 1, -1, -1):
         atomic_add(tree.edge_value_wins, path_edges[i], np.int32(round(VALUE_SCALE * win)))
         atomic_add(tree.edge_value_visits, path_edges[i], 1)
@@ -1027,7 +1039,8 @@ class Search:
                    np.int32(self._params[P_PRIOR_EQEX]), new_ladder_scratch(board.stones.shape[0]),
                    self.shapes, np.int32(0))
         if value is not None:
-            backup_value(self.tree, path, len(path), value)
+            backup_value(self.tree, path, len(path), value,
+                         np.int32(self._params[P_VALUE_EQEX]))
 
     def _adjusted(self, board, priors):
         """Return the network's priors for board with the reader's knowledge applied:

@@ -360,11 +360,28 @@ def test_value_backup_alternates_the_mover_up_the_path():
     from engine.search import VALUE_SCALE, backup_value, new_tree
     tree = new_tree(10, 10)
     path = np.array([0, 1, 2], np.int32)
-    backup_value(tree, path, 3, 0.6)     # the leaf's side to move expects to win 80%
+    backup_value(tree, path, 3, 0.6, 0)  # the leaf's side to move expects to win 80%
     assert tree.edge_value_visits[:3].tolist() == [1, 1, 1]
     assert tree.edge_value_wins[:3].tolist() == [round(0.2 * VALUE_SCALE),
                                                  round(0.8 * VALUE_SCALE),
                                                  round(0.2 * VALUE_SCALE)]
+    assert tree.edge_prior_visits[:3].tolist() == [0, 0, 0]
+
+
+def test_value_eqex_gives_the_last_edge_the_value_as_experience_that_fades():
+    from engine.search import backup_value, edge_winrate, new_tree
+    tree = new_tree(10, 10)
+    path = np.array([0, 1, 2], np.int32)
+    backup_value(tree, path, 3, 0.6, 10)  # 20% for the last edge's mover
+    assert tree.edge_prior_visits[:3].tolist() == [0, 0, 10]
+    assert tree.edge_prior_wins[:3].tolist() == [0, 0, 4]      # 2 half-point wins in 10
+    # Ten playouts, all won, against the value's 20%: half and half.
+    tree.edge_visits[2], tree.edge_wins[2] = 10, 20
+    assert edge_winrate(tree, 2, 20, -1.0, 0.0, 0.0, 0.0, 1.0) == pytest.approx(0.6)
+    # After 90 more won playouts the value's share is a tenth.
+    tree.edge_visits[2], tree.edge_wins[2] = 100, 200
+    assert edge_winrate(tree, 2, 110, -1.0, 0.0, 0.0, 0.0, 1.0) == pytest.approx(
+        (200 + 4) / 220)
 
 
 def puct_root(priors, wins_visits=()):
@@ -416,6 +433,14 @@ def test_value_until_turns_the_value_off_for_the_endgame():
     assert config.as_array(7.5, net=False, moves_played=150)[P_VALUE_WEIGHT] == 0.0
     always = SearchConfig(value_weight=0.4)
     assert always.as_array(7.5, net=True, moves_played=300)[P_VALUE_WEIGHT] == 0.4
+
+
+def test_value_until_turns_the_value_eqex_off_too():
+    from engine.search import P_VALUE_EQEX
+    config = SearchConfig(value_eqex=8, value_until=200)
+    assert config.as_array(7.5, net=True, moves_played=199)[P_VALUE_EQEX] == 8
+    assert config.as_array(7.5, net=True, moves_played=200)[P_VALUE_EQEX] == 0
+    assert config.as_array(7.5, net=False, moves_played=0)[P_VALUE_EQEX] == 0
 
 
 def test_decided_once_no_other_move_can_catch_up():
