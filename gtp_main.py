@@ -452,6 +452,14 @@ def check_network_flags(args):
             raise ValueError("--policy-only needs the network; drop --net none")
         if args.symmetries is not None:
             raise ValueError("--symmetries sets how the network is evaluated; drop --net none")
+        if uses_value(args):
+            raise ValueError("--value-weight and --value-eqex need the network's value head; "
+                             "drop --net none")
+
+
+def uses_value(args):
+    """Whether the flags ask the search for the network's value."""
+    return args.value_weight > 0 or args.value_eqex > 0
 
 
 def load_evaluator(args):
@@ -475,9 +483,13 @@ def load_evaluator(args):
     threads = thread_plan(args)[1]
     try:
         symmetries = args.symmetries or (8 if args.policy_only else 1)
-        return Policy(path, device=args.device, threads=threads, symmetries=symmetries)
+        policy = Policy(path, device=args.device, threads=threads, symmetries=symmetries)
     except (WeightsError, OSError, RuntimeError) as exc:
         raise ValueError(f"cannot use weights {path}: {exc}") from None
+    if uses_value(args) and not args.policy_only and not policy.has_value:
+        raise ValueError(f"--value-weight and --value-eqex need weights with a value head; "
+                         f"{path} has none (weights/cpu_value.pt has one)")
+    return policy
 
 
 def shapes_path(args):

@@ -1,6 +1,7 @@
 """Player decisions: time budget per move, pass after the opponent's pass when it wins,
 resignation, dead stones and seki."""
 import io
+import os
 
 import pytest
 
@@ -349,6 +350,8 @@ def test_cleanup_captures_dead_stones_before_passing():
 @pytest.mark.parametrize("flags, message", [
     (["--net", "none", "--policy-only"], "--policy-only needs the network"),
     (["--net", "none", "--symmetries", "8"], "--symmetries sets how the network"),
+    (["--net", "none", "--value-eqex", "8"], "need the network's value head"),
+    (["--net", "none", "--value-weight", "0.3"], "need the network's value head"),
 ])
 def test_network_flags_without_the_network_are_refused(flags, message, capsys):
     assert gtp_main.main(flags) == 2
@@ -392,6 +395,18 @@ def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(t
     chosen = gtp_main.load_evaluator(parser.parse_args(
         ["--device", "cpu", "--policy-only", "--weights", nm.DEFAULT_WEIGHTS]))
     assert chosen.model.config == searching.model.config
+
+
+@pytest.mark.parametrize("flag", [["--value-weight", "0.3"], ["--value-eqex", "8"]])
+def test_value_flags_need_weights_with_a_value_head(flag):
+    from nets import model as nm
+    parse = gtp_main.build_parser().parse_args
+    with pytest.raises(ValueError, match="need weights with a value head"):
+        gtp_main.load_evaluator(parse(["--device", "cpu", *flag]))
+    valued = gtp_main.load_evaluator(parse(
+        ["--device", "cpu", "--weights", os.path.join(os.path.dirname(nm.DEFAULT_WEIGHTS),
+                                                      "cpu_value.pt"), *flag]))
+    assert valued.has_value
 
 
 def test_dead_stone_judgement_does_not_depend_on_the_searchs_learnt_replies():
