@@ -156,6 +156,10 @@ def build_parser():
                    help="the final choice ranks the root's moves by visits x prior ** P "
                         "instead of visits alone, so that in near-ties of visits the network's "
                         "likelier move is played; default %(default)s (the most visited)")
+    p.add_argument("--choice-prior-from", type=non_negative_int,
+                   default=PlayerConfig.choice_prior_from,
+                   help="--choice-prior-power applies only once the game has this many "
+                        "moves; default %(default)s (from the first)")
     p.add_argument("--choice-min-prior", type=fraction,
                    default=PlayerConfig.choice_min_prior,
                    help="the final choice passes over the moves whose prior (the network's, "
@@ -534,6 +538,7 @@ def player_config(args):
     return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                         favourite_margin=args.favourite_margin,
                         choice_prior_power=args.choice_prior_power,
+                        choice_prior_from=args.choice_prior_from,
                         choice_min_prior=args.choice_min_prior,
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                         policy_only=args.policy_only, search=search)

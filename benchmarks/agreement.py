@@ -25,7 +25,8 @@ statistics the engine chose from (every move it lists: darkgo lists those with a
 of the most visited move's visits); --favourite-margins then adds to the summary the agreement
 the same searches would have had under each `--favourite-margin` of darkgo's final choice
 (engine.player.robust_choice applied to the recorded moves), free of the run-to-run noise of a
-second run; --choice-prior-powers and --choice-min-priors do the same for those flags.
+second run; --choice-prior-powers and --choice-min-priors do the same for those flags
+(the powers only from move --choice-prior-from on, as darkgo's flag of that name).
 """
 import argparse
 import json
@@ -299,21 +300,23 @@ def summarize(results, command, args, engine_name, skipped):
             scored, {margin: (margin, 0.0, 0.0) for margin in args.favourite_margins}),
         "choice_prior_powers": rechosen_agreement(
             scored, {power: (PlayerConfig.favourite_margin, power, 0.0)
-                     for power in args.choice_prior_powers}),
+                     for power in args.choice_prior_powers}, args.choice_prior_from),
+        "choice_prior_from": args.choice_prior_from,
         "choice_min_priors": rechosen_agreement(
             scored, {floor: (PlayerConfig.favourite_margin, 0.0, floor)
                      for floor in args.choice_min_priors}),
     }
 
 
-def rechosen_agreement(scored, choices):
+def rechosen_agreement(scored, choices, prior_from=0):
     """Return {key: {positions, agreed}} over the results that carry root moves: how many
     agree with the game when the final choice is rechosen under each key's (margin, prior
-    power, minimum prior)."""
+    power, minimum prior), the prior power only in positions after prior_from moves or more."""
     rooted = [r for r in scored if r.get("root")]
     table = {}
     for key, (margin, power, floor) in choices.items():
-        agreed = sum((rechosen(r["root"], margin, power, floor) or "").upper()
+        agreed = sum((rechosen(r["root"], margin, power if r["move"] >= prior_from else 0.0,
+                               floor) or "").upper()
                      == r["expected"].upper() for r in rooted)
         table[f"{key:g}"] = {"positions": len(rooted), "agreed": agreed}
     return table
@@ -330,8 +333,10 @@ def format_table(summary):
         lines.append(f"{label:>8}  {row['positions']:>9}  {row['agreed']:>6}  {rate:>6}  "
                      f"[{low:.3f}, {high:.3f}]")
     for key, flag in RECHOICE_FLAGS:
+        after = (f" from move {summary['choice_prior_from']}"
+                 if key == "choice_prior_powers" and summary["choice_prior_from"] else "")
         for value, row in summary[key].items():
-            lines.append(f"final choice with {flag} {value}: {row['agreed']} of "
+            lines.append(f"final choice with {flag} {value}{after}: {row['agreed']} of "
                          f"{row['positions']}")
     if summary["seconds_per_move"] is not None:
         lines.append(f"{summary['seconds_per_move']:.3f} s per genmove (median "
@@ -375,6 +380,9 @@ def parse_args(argv):
                    help="with --analyze: also report the agreement of the final choice "
                         "rechosen under each of these --choice-prior-power values (at the "
                         "default --favourite-margin)")
+    p.add_argument("--choice-prior-from", type=int, default=0, metavar="N",
+                   help="--choice-prior-powers rechoose only the positions after N moves or "
+                        "more (darkgo's --choice-prior-from); default 0")
     p.add_argument("--choice-min-priors", type=float, nargs="+", default=[], metavar="F",
                    help="with --analyze: also report the agreement of the final choice "
                         "rechosen under each of these --choice-min-prior values (at the "

@@ -92,6 +92,8 @@ class PlayerConfig:
     favourite_margin: float = 0.05
     # robust_choice's prior power: 0, the most visited move.
     choice_prior_power: float = 0.0
+    # The prior power applies from this many moves of the game on (0: from the first).
+    choice_prior_from: int = 0
     # robust_choice's min_prior: 0, any move.
     choice_min_prior: float = 0.0
     min_resign_playouts: int = 500
@@ -99,6 +101,10 @@ class PlayerConfig:
     lag_buffer: float = 1.0
     policy_only: bool = False
     search: SearchConfig = field(default_factory=SearchConfig)
+
+    def choice_prior_power_at(self, moves_played):
+        """Return the final choice's prior power after moves_played moves of the game."""
+        return self.choice_prior_power if moves_played >= self.choice_prior_from else 0.0
 
 
 @dataclass
@@ -547,7 +553,8 @@ class Player:
         result = self.search.run(game, self.config.rollouts, searched, stop_event, progress)
         self.last_result = result
         best = robust_choice(result, self.config.favourite_margin,
-                             self.config.choice_prior_power, self.config.choice_min_prior)
+                             self.config.choice_prior_power_at(len(game.moves)),
+                             self.config.choice_min_prior)
         if best is None:
             return bd.PASS
         self._last_winrate[color] = best.winrate

@@ -210,6 +210,13 @@ def test_analyze_keeps_the_root_and_rechooses_under_each_margin(archive, tmp_pat
     assert summary["choice_min_priors"] == {"0.05": {"positions": 3, "agreed": 0},
                                             "0.2": {"positions": 3, "agreed": 3}}
     assert sum(c.startswith("lz-genmove_analyze") for c in log.read_text().splitlines()) == 3
+    # The same searches with the power only from a move after every position's: as played.
+    status, late = _run(capsys, base + ["--analyze", "--results", str(results),
+                                        "--choice-prior-powers", "0.5",
+                                        "--choice-prior-from", "10000"])
+    assert status == 0
+    assert late["choice_prior_powers"] == {"0.5": {"positions": 3, "agreed": 0}}
+    assert sum(c.startswith("lz-genmove_analyze") for c in log.read_text().splitlines()) == 3
     first = json.loads(results.read_text().splitlines()[0])
     assert first["played"] == "pass"
     assert first["root"] == [["pass", 100, 0.5, 0.1], [first["expected"], 60, 0.48, 0.6]]

@@ -474,6 +474,12 @@ def test_the_choice_prior_power_reaches_the_player():
     parse = gtp_main.build_parser().parse_args
     assert gtp_main.player_config(parse([])).choice_prior_power == 0.0
     assert gtp_main.player_config(parse(["--choice-prior-power", "0.2"])).choice_prior_power == 0.2
+    late = gtp_main.player_config(parse(["--choice-prior-power", "1", "--choice-prior-from",
+                                         "100"]))
+    assert late.choice_prior_power_at(99) == 0.0
+    assert late.choice_prior_power_at(100) == late.choice_prior_power_at(250) == 1.0
+    assert gtp_main.player_config(parse(["--choice-prior-power", "1"])).choice_prior_power_at(0) \
+        == 1.0
 
 
 def test_answers_an_approach_instead_of_passing_first():
