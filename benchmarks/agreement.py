@@ -315,7 +315,8 @@ def rechosen_agreement(scored, choices, prior_from=0):
     rooted = [r for r in scored if r.get("root")]
     table = {}
     for key, (margin, power, floor) in choices.items():
-        agreed = sum((rechosen(r["root"], margin, power if r["move"] >= prior_from else 0.0,
+        rule = PlayerConfig(choice_prior_power=power, choice_prior_from=prior_from)
+        agreed = sum((rechosen(r["root"], margin, rule.choice_prior_power_at(r["move"]),
                                floor) or "").upper()
                      == r["expected"].upper() for r in rooted)
         table[f"{key:g}"] = {"positions": len(rooted), "agreed": agreed}
