@@ -15,6 +15,7 @@ from engine import board as bd
 from engine.game import Game
 from nets import data as nd
 from nets import model as nm
+from nets import repack as nr
 from nets import train as nt
 
 
@@ -103,6 +104,34 @@ def test_reader_survives_a_corrupt_archive(tmp_path):
     stats = nd.Stats()
     assert list(nd.read_games([str(bad)], stats=stats)) == []
     assert stats["broken"] == 1
+
+
+def _record_key(r):
+    return (r.name, r.size, r.points.tolist(), r.colors.tolist(), r.setup, r.owner.tolist(),
+            r.winner, r.komi)
+
+
+def test_repacked_games_read_as_the_originals(corpus, tmp_path):
+    # A game with a result, komi, setup stones, player names and a comment, beside the corpus.
+    extra = ("(;FF[4]GM[1]SZ[19]KM[0.5]HA[2]AB[dd][pp]PB[someone]PW[other]DT[2011-01-01]"
+             "RE[W+3.5]C[a comment];W[qd]C[move comment];B[dp];W[];B[pd])")
+    with zipfile.ZipFile(corpus / "games.zip", "a") as z:
+        z.writestr("sub/extra.sgf", extra)
+    counts = nr.repack([str(corpus / "games.zip")], str(tmp_path / "packed"))
+    assert counts == {"files": 8, "unparsed": 1}  # broken.sgf does not parse
+    folder = tmp_path / "packed" / "games"
+    before, after = nd.Stats(), nd.Stats()
+    original = sorted(map(_record_key, nd.read_games([str(corpus / "games.zip")], stats=before)))
+    packed = sorted(map(_record_key, nd.read_games([str(folder)], stats=after)))
+    assert packed == original and len(packed) == 7
+    assert before["broken"] == 1 and dict(after) == {k: v for k, v in before.items()
+                                                     if k != "broken"}
+    text = (folder / "extra.sgf").read_bytes()
+    assert b"PB[" not in text and b"C[" not in text and b"DT[" not in text
+    assert b"RE[W+3.5]" in text and b"KM[0.5]" in text and b"AB[dd][pp]" in text
+    assert len(text) < len(extra)
+    with pytest.raises(SystemExit, match="no such input"):
+        nr.main(["--out", str(tmp_path / "other"), str(tmp_path / "missing.zip")])
 
 
 def test_all_positions_targets_are_the_next_moves(corpus):
