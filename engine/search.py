@@ -53,9 +53,8 @@ DARKFOREST, PUCT = 0, 1
 TREE_POLICIES = {"darkforest": DARKFOREST, "puct": PUCT}
 
 # Network values are backed up as integer wins of VALUE_SCALE per won evaluation (atomic adds
-# are integer only); NO_VALUE marks a node the network has not evaluated.
+# are integer only).
 VALUE_SCALE = 1000
-NO_VALUE = -1
 
 # Slots of the tree's counters.
 C_NODES, C_EDGES, C_PLAYOUTS_DONE, C_PLAYOUTS_CLAIMED = range(4)
@@ -67,8 +66,6 @@ Tree = namedtuple("Tree", [
     "node_count",    # int32[nodes]: number of edges
     "node_visits",   # int32[nodes]: finished descents through the node
     "node_state",    # int32[nodes]: UNEXPANDED, EXPANDING or EXPANDED
-    "node_value",    # int32[nodes]: the network's win rate for the side to move there, in
-                     # VALUE_SCALE units; NO_VALUE until the node is evaluated
     "edge_move",     # int32[edges]: board point of the move
     "edge_visits",   # int32[edges]: finished descents through the edge
     "edge_wins",     # int32[edges]: half-point wins for the player who makes the move
@@ -79,8 +76,8 @@ Tree = namedtuple("Tree", [
     "edge_prior_visits",  # int32[edges]: equivalent experience of the heuristic prior
     "edge_prior_wins",    # int32[edges]: its half-point wins (merged into the move's stats)
     "edge_child",    # int32[edges]: node reached by the move, -1 until first visited
-    "edge_value_visits",  # int32[edges]: descents through the edge that reached an evaluated node
-    "edge_value_wins",    # int32[edges]: that node's value for the mover, VALUE_SCALE per win
+    "edge_value_visits",  # int32[edges]: network evaluations of leaves below the edge
+    "edge_value_wins",    # int32[edges]: their value for the mover, VALUE_SCALE per win
     "edge_score_sum",     # int64[edges]: the mover's final playout scores, in half points
     "counters",      # int64[4]: nodes used, edges used, playouts done, playouts claimed
 ])
@@ -230,7 +227,6 @@ def new_tree(max_nodes, max_edges):
         node_count=np.zeros(max_nodes, np.int32),
         node_visits=np.zeros(max_nodes, np.int32),
         node_state=np.zeros(max_nodes, np.int32),
-        node_value=np.full(max_nodes, NO_VALUE, np.int32),
         edge_move=np.zeros(max_edges, np.int32),
         edge_visits=np.zeros(max_edges, np.int32),
         edge_wins=np.zeros(max_edges, np.int32),
@@ -254,7 +250,6 @@ def reset_tree(tree):
     tree.counters[:] = 0
     tree.counters[C_NODES] = 1
     tree.node_state[0] = UNEXPANDED
-    tree.node_value[0] = NO_VALUE
     tree.node_visits[0] = 0
     tree.node_count[0] = 0
     return 0
@@ -267,7 +262,6 @@ def _new_node(tree):
     if node >= tree.node_state.shape[0]:
         return -1
     tree.node_state[node] = UNEXPANDED
-    tree.node_value[node] = NO_VALUE
     tree.node_visits[node] = 0
     tree.node_count[node] = 0
     return node
@@ -534,16 +528,19 @@ def select_puct(tree, node, params, rng, mover):
 
 
 @njit(**bd.NO_ALLOC)
-def record_value(tree, node, path_edges, depth, value, eqex):
-    """Store the network's value of the leaf node that path_edges[0..depth-1] reached: value
-    in [-1, 1] is for the side to move there, which is not the mover of the last edge. With
-    eqex > 0 the last edge also gains eqex visits of prior experience at the value's win rate.
-    The value reaches the edges above through backup, once per descent."""
-    tree.node_value[node] = np.int32(round(VALUE_SCALE * 0.5 * (1.0 + value)))
+def backup_value(tree, path_edges, depth, value, eqex):
+    """Add a network evaluation of the leaf reached by path_edges[0..depth-1] to every edge
+    on the path: value in [-1, 1] is for the side to move at the leaf, which is not the mover
+    of the last edge. With eqex > 0 the last edge also gains eqex visits of prior experience
+    at the value's win rate."""
+    win = 0.5 * (1.0 - value)      # for the last edge's mover
     if eqex > 0 and depth > 0:
-        win = 0.5 * (1.0 - value)      # for the last edge's mover
         atomic_add(tree.edge_prior_visits, path_edges[depth - 1], eqex)
         atomic_add(tree.edge_prior_wins, path_edges[depth - 1], np.int32(round(2 * eqex * win)))
+    for i in range(depth - 1, -1, -1):
+        atomic_add(tree.edge_value_wins, path_edges[i], np.int32(round(VALUE_SCALE * win)))
+        atomic_add(tree.edge_value_visits, path_edges[i], 1)
+        win = 1.0 - win
 
 
 @njit(cache=True, nogil=True)
@@ -609,8 +606,7 @@ def _half_points(winner, mover):
 @njit(**bd.NO_ALLOC)
 def backup(tree, path_nodes, path_edges, depth, root_color, winner, score, params):
     """Add one finished playout (its winner and Black's area score) to every node and edge
-    on the path and drop its virtual loss; add the network's value of the deepest evaluated
-    node on the path to every edge above it."""
+    on the path and drop its virtual loss."""
     vl = np.int32(params[P_VIRTUAL_LOSS])
     half_points = np.int64(round(2.0 * score))
     mover = root_color
@@ -625,30 +621,6 @@ def backup(tree, path_nodes, path_edges, depth, root_color, winner, score, param
         atomic_add(tree.edge_visits, e, 1)
         atomic_add(tree.edge_virtual, e, -vl)
         mover = 3 - mover
-    backup_node_value(tree, path_nodes, path_edges, depth)
-
-
-@njit(**bd.NO_ALLOC)
-def backup_node_value(tree, path_nodes, path_edges, depth):
-    """Add the value of the deepest node on the path that the network has evaluated to the
-    edges that lead to it, for each edge's mover. Once per descent, as AlphaGo backs up its
-    leaf evaluations, so an edge's value is a mean over its descents that follows the
-    search to the replies it prefers, as the playouts' win rate does; a mean over the
-    evaluated nodes below it, each counted once, would weigh every refuted reply as much as
-    the best one."""
-    deepest = -1
-    value = NO_VALUE
-    for i in range(depth, 0, -1):
-        node = path_nodes[i]
-        if node >= 0 and tree.node_value[node] != NO_VALUE:
-            deepest = i
-            value = tree.node_value[node]
-            break
-    win = np.int32(VALUE_SCALE - value)      # for the mover of the edge into the deepest node
-    for i in range(deepest - 1, -1, -1):
-        atomic_add(tree.edge_value_wins, path_edges[i], win)
-        atomic_add(tree.edge_value_visits, path_edges[i], 1)
-        win = np.int32(VALUE_SCALE - win)
 
 
 @njit(**bd.NO_ALLOC)
@@ -1067,7 +1039,7 @@ class Search:
                    np.int32(self._params[P_PRIOR_EQEX]), new_ladder_scratch(board.stones.shape[0]),
                    self.shapes, np.int32(0))
         if value is not None:
-            record_value(self.tree, node, path, len(path), value,
+            backup_value(self.tree, path, len(path), value,
                          np.int32(self._params[P_VALUE_EQEX]))
 
     def _adjusted(self, board, priors):

@@ -11,8 +11,8 @@ from engine.ladder import new_ladder_scratch
 from engine.game import Game
 from engine.patterns import pattern_table
 from engine.shapes import empty_model
-from engine.search import (C_EDGES, C_NODES, EXPANDED, NO_VALUE, MoveTime, Search, SearchConfig,
-                           find_child, time_verdict, unclear)
+from engine.search import (C_EDGES, C_NODES, EXPANDED, MoveTime, Search, SearchConfig, find_child,
+                           time_verdict, unclear)
 from asciiboard import game_from_diagram
 
 
@@ -146,15 +146,11 @@ def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads,
         assert result.playouts == 2000
         assert 0 < len(result.children) <= root_top_k
         assert search.server.evaluated > 0
+        # Every evaluated leaf (the tiny net has a value head) is backed up through a root edge.
+        root = slice(search.tree.node_first[search.root],
+                     search.tree.node_first[search.root] + search.tree.node_count[search.root])
+        assert search.tree.edge_value_visits[root].sum() == search.server.evaluated
         used = int(search.tree.counters[C_NODES])
-        # The tiny net has a value head: descents that reach an evaluated node back its
-        # value up, at most once per finished descent of each edge.
-        used_edges = int(search.tree.counters[C_EDGES])
-        value_visits = search.tree.edge_value_visits[:used_edges]
-        assert 0 < value_visits.sum()
-        assert (value_visits <= search.tree.edge_visits[:used_edges]).all()
-        evaluated = search.tree.node_value[:used] != NO_VALUE
-        assert 0 < evaluated.sum() <= search.server.evaluated
         assert not (search.tree.node_state[:used] == 1).any()   # no node left EXPANDING
         check_invariants(search, config.net_expand_visits, threads, waits_for_network=True)
         for node in tree_nodes(search):
@@ -360,56 +356,23 @@ def test_search_teaches_the_playout_replies_and_a_new_game_forgets_them():
     assert (search.policy.reply2 == po.NO_REPLY).all()
 
 
-def test_each_descent_backs_up_the_deepest_evaluated_nodes_value_above_it():
-    from engine.search import VALUE_SCALE, backup, new_tree, record_value, reset_tree
+def test_value_backup_alternates_the_mover_up_the_path():
+    from engine.search import VALUE_SCALE, backup_value, new_tree
     tree = new_tree(10, 10)
-    reset_tree(tree)
-    params = SearchConfig().as_array(7.5)
-    path_nodes = np.array([0, 1, 2, 3], np.int32)
-    path_edges = np.array([0, 1, 2], np.int32)
-    record_value(tree, 2, path_edges, 2, 0.6, 0)   # node 2's side to move expects to win 80%
-    assert tree.node_value[2] == round(0.8 * VALUE_SCALE)
-    assert tree.edge_value_visits[:3].tolist() == [0, 0, 0]    # nothing until a descent
-    backup(tree, path_nodes, path_edges, 3, bd.BLACK, bd.BLACK, 1.5, params)
-    backup(tree, path_nodes, path_edges, 3, bd.BLACK, bd.BLACK, 1.5, params)
-    # Each descent adds node 2's value to the edges above it, for each edge's mover; the
-    # edge below it (to the unevaluated leaf 3) gets none.
-    assert tree.edge_value_visits[:3].tolist() == [2, 2, 0]
-    assert tree.edge_value_wins[:3].tolist() == [2 * round(0.8 * VALUE_SCALE),
-                                                 2 * round(0.2 * VALUE_SCALE), 0]
-    # Once leaf 3 is evaluated, descents reaching it back up its value instead.
-    record_value(tree, 3, path_edges, 3, -1.0, 0)   # its side to move loses
-    backup(tree, path_nodes, path_edges, 3, bd.BLACK, bd.BLACK, 1.5, params)
-    assert tree.edge_value_visits[:3].tolist() == [3, 3, 1]
-    assert tree.edge_value_wins[:3].tolist() == [
-        2 * round(0.8 * VALUE_SCALE) + VALUE_SCALE, 2 * round(0.2 * VALUE_SCALE), VALUE_SCALE]
+    path = np.array([0, 1, 2], np.int32)
+    backup_value(tree, path, 3, 0.6, 0)  # the leaf's side to move expects to win 80%
+    assert tree.edge_value_visits[:3].tolist() == [1, 1, 1]
+    assert tree.edge_value_wins[:3].tolist() == [round(0.2 * VALUE_SCALE),
+                                                 round(0.8 * VALUE_SCALE),
+                                                 round(0.2 * VALUE_SCALE)]
     assert tree.edge_prior_visits[:3].tolist() == [0, 0, 0]
 
 
-def test_the_value_follows_the_search_to_the_reply_it_prefers():
-    """Ten descents go to the reply the search prefers (the network: the mover of the first
-    edge wins 30% there) and one to a refuted reply (90%): the first edge's value is the
-    descents' mean, near 30%, not the two evaluated nodes' mean, 60%."""
-    from engine.search import VALUE_SCALE, backup, new_tree, record_value, reset_tree
-    tree = new_tree(10, 10)
-    reset_tree(tree)
-    params = SearchConfig().as_array(7.5)
-    best = (np.array([0, 1, 2], np.int32), np.array([0, 1], np.int32))
-    refuted = (np.array([0, 1, 3], np.int32), np.array([0, 2], np.int32))
-    record_value(tree, 2, best[1], 2, -0.4, 0)      # the first edge's mover: 30%
-    record_value(tree, 3, refuted[1], 2, 0.8, 0)    # the first edge's mover: 90%
-    for _ in range(10):
-        backup(tree, best[0], best[1], 2, bd.BLACK, bd.WHITE, -1.5, params)
-    backup(tree, refuted[0], refuted[1], 2, bd.BLACK, bd.WHITE, -1.5, params)
-    value = tree.edge_value_wins[0] / (VALUE_SCALE * tree.edge_value_visits[0])
-    assert value == pytest.approx((10 * 0.3 + 0.9) / 11)
-
-
 def test_value_eqex_gives_the_last_edge_the_value_as_experience_that_fades():
-    from engine.search import edge_winrate, new_tree, record_value
+    from engine.search import backup_value, edge_winrate, new_tree
     tree = new_tree(10, 10)
     path = np.array([0, 1, 2], np.int32)
-    record_value(tree, 3, path, 3, 0.6, 10)  # 20% for the last edge's mover
+    backup_value(tree, path, 3, 0.6, 10)  # 20% for the last edge's mover
     assert tree.edge_prior_visits[:3].tolist() == [0, 0, 10]
     assert tree.edge_prior_wins[:3].tolist() == [0, 0, 4]      # 2 half-point wins in 10
     # Ten playouts, all won, against the value's 20%: half and half.
