@@ -180,32 +180,55 @@ def add_position_arguments(p, games, per_game):
     p.add_argument("--seed", type=int, default=0, help="seed of the picks and playouts")
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m benchmarks.value_accuracy",
-                                description=__doc__.split("\n")[0])
-    add_position_arguments(p, games=500, per_game=4)
+def add_judge_arguments(p, playouts):
+    """Add the arguments of the judges of a position to parser p: the value head's weights
+    file, the playouts (default playouts), the mix of the two, komi, bf16 and torch threads."""
     p.add_argument("--weights", default=nm.DEFAULT_WEIGHTS,
                    help="a net with a value head (default: the shipped search net)")
-    p.add_argument("--playouts", type=int, default=64,
-                   help="playouts per position for the baseline, 0 for none; default 64")
+    p.add_argument("--playouts", type=int, default=playouts,
+                   help=f"playouts per position judged, 0 for none; default {playouts}")
     p.add_argument("--mix", type=float, default=0.5,
                    help="the net's share in the mixed estimate, as --value-weight; default 0.5")
-    p.add_argument("--split", choices=["all", "train", "val"], default="all",
-                   help="only games of this hash split (default: every game)")
     p.add_argument("--komi", type=float,
                    help="komi for the net and the playouts (default: each record's KM)")
-    p.add_argument("--batch", type=int, default=64, help="positions per net evaluation")
     p.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
                    help="bf16 autocast for the net (auto: where the CPU has fast bf16)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    args = p.parse_args(argv)
-    for name in ("games", "positions_per_game", "batch"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be at least 1")
+
+
+def check_judge_arguments(p, args):
+    """Refuse, through parser p, the judges' arguments (add_judge_arguments) out of range."""
     if args.playouts < 0:
         p.error("--playouts must not be negative")
     if not 0.0 <= args.mix <= 1.0:
         p.error("--mix must be between 0 and 1")
+
+
+def load_value_policy(args):
+    """Return the nets.model.Policy of args.weights on the CPU (add_judge_arguments' bf16 and
+    threads); raise nets.model.WeightsError when it does not load or has no value head."""
+    policy = nm.Policy(args.weights, device="cpu", threads=args.threads or None,
+                       bf16=args.bf16)
+    if not policy.has_value:
+        raise nm.WeightsError(f"{args.weights} has no value head; train one with nets.train "
+                              "--value (it can add one to an --init net) and pass it with "
+                              "--weights")
+    return policy
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m benchmarks.value_accuracy",
+                                description=__doc__.split("\n")[0])
+    add_position_arguments(p, games=500, per_game=4)
+    add_judge_arguments(p, playouts=64)
+    p.add_argument("--split", choices=["all", "train", "val"], default="all",
+                   help="only games of this hash split (default: every game)")
+    p.add_argument("--batch", type=int, default=64, help="positions per net evaluation")
+    args = p.parse_args(argv)
+    for name in ("games", "positions_per_game", "batch"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    check_judge_arguments(p, args)
     return args
 
 
@@ -213,14 +236,9 @@ def main(argv=None):
     """Return the exit status after measuring and printing the table and the JSON line."""
     args = parse_args(argv)
     try:
-        policy = nm.Policy(args.weights, device="cpu", threads=args.threads or None,
-                           bf16=args.bf16)
+        policy = load_value_policy(args)
     except nm.WeightsError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not policy.has_value:
-        print(f"error: {args.weights} has no value head; train one with nets.train --value "
-              "(it can add one to an --init net) and pass it with --weights", file=sys.stderr)
         return 2
     playout_policy = po.PolicyConfig().build()
     stats = nd.Stats()

@@ -28,6 +28,8 @@ import torch
 
 from benchmarks.agreement import select_positions
 from benchmarks.match import wilson_interval
+from benchmarks.value_accuracy import (add_judge_arguments, check_judge_arguments,
+                                       load_value_policy)
 from engine import board as bd
 from engine import playout as po
 from nets import data as nd
@@ -123,28 +125,15 @@ def parse_args(argv):
                    help="seed of the picks (benchmarks.agreement's) and playouts; default 0")
     p.add_argument("--min-moves", type=int, default=20,
                    help="skip games with fewer moves than this; default 20")
-    p.add_argument("--weights", default=nm.DEFAULT_WEIGHTS,
-                   help="a net with a value head (default: the shipped search net)")
     p.add_argument("--top", type=int, default=6,
                    help="candidates: the network's best moves by prior; default 6")
-    p.add_argument("--playouts", type=int, default=200,
-                   help="playouts per candidate, 0 for none; default 200")
-    p.add_argument("--mix", type=float, default=0.5,
-                   help="the value's share in the mixed judge, as --value-weight; default 0.5")
-    p.add_argument("--komi", type=float,
-                   help="komi for the net and the playouts (default: each record's KM)")
-    p.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
-                   help="bf16 autocast for the net (auto: where the CPU has fast bf16)")
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    add_judge_arguments(p, playouts=200)
     args = p.parse_args(argv)
     if args.positions < 1:
         p.error("--positions must be at least 1")
     if args.top < 2:
         p.error("--top must be at least 2")
-    if args.playouts < 0:
-        p.error("--playouts must not be negative")
-    if not 0.0 <= args.mix <= 1.0:
-        p.error("--mix must be between 0 and 1")
+    check_judge_arguments(p, args)
     return args
 
 
@@ -152,14 +141,9 @@ def main(argv=None):
     """Return the exit status after judging the positions and printing the table and JSON."""
     args = parse_args(argv)
     try:
-        policy = nm.Policy(args.weights, device="cpu", threads=args.threads or None,
-                           bf16=args.bf16)
+        policy = load_value_policy(args)
     except nm.WeightsError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not policy.has_value:
-        print(f"error: {args.weights} has no value head; train one with nets.train --value "
-              "and pass it with --weights", file=sys.stderr)
         return 2
     playout_policy = po.PolicyConfig().build()
     skipped = Counter()

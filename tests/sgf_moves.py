@@ -9,3 +9,10 @@ def non_touching_moves(count, shift):
     black = black[shift:] + black[:shift]
     white = white[shift:] + white[:shift]
     return [(black if i % 2 == 0 else white)[i // 2] for i in range(count)]
+
+
+def game_sgf(moves, result, setup=""):
+    """Return the SGF text of a 19x19 game, komi 6.5, with result RE, the setup properties
+    given and sgfmill (row, col) moves, alternately black and white from black."""
+    body = "".join(f";{'BW'[i % 2]}[{chr(97 + c)}{chr(97 + r)}]" for i, (r, c) in enumerate(moves))
+    return f"(;FF[4]GM[1]SZ[19]KM[6.5]RE[{result}]{setup}{body})"

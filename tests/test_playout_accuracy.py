@@ -10,22 +10,17 @@ from benchmarks import value_accuracy as va
 from engine import board as bd
 from engine import playout as po
 from nets import data as nd
-from sgf_moves import non_touching_moves
-
-
-def _sgf(moves, result, setup=""):
-    body = "".join(f";{'BW'[i % 2]}[{chr(97 + c)}{chr(97 + r)}]" for i, (r, c) in enumerate(moves))
-    return f"(;FF[4]GM[1]SZ[19]KM[6.5]RE[{result}]{setup}{body})"
+from sgf_moves import game_sgf, non_touching_moves
 
 
 @pytest.fixture
 def archive(tmp_path):
     path = tmp_path / "games.zip"
     with zipfile.ZipFile(path, "w") as z:
-        z.writestr("g0.sgf", _sgf(non_touching_moves(30, 0), "B+R"))
-        z.writestr("g1.sgf", _sgf(non_touching_moves(30, 7), "W+2.5"))
-        z.writestr("h2.sgf", _sgf(non_touching_moves(20, 14), "B+R", setup="AB[dd][pp]"))
-        z.writestr("g3.sgf", _sgf(non_touching_moves(24, 21), "W+T"))
+        z.writestr("g0.sgf", game_sgf(non_touching_moves(30, 0), "B+R"))
+        z.writestr("g1.sgf", game_sgf(non_touching_moves(30, 7), "W+2.5"))
+        z.writestr("h2.sgf", game_sgf(non_touching_moves(20, 14), "B+R", setup="AB[dd][pp]"))
+        z.writestr("g3.sgf", game_sgf(non_touching_moves(24, 21), "W+T"))
     return path
 
 

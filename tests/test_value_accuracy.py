@@ -12,12 +12,7 @@ from engine import board as bd
 from engine import playout as po
 from nets import data as nd
 from nets import model as nm
-from sgf_moves import non_touching_moves
-
-
-def _sgf(moves, result):
-    body = "".join(f";{'BW'[i % 2]}[{chr(97 + c)}{chr(97 + r)}]" for i, (r, c) in enumerate(moves))
-    return f"(;FF[4]GM[1]SZ[19]KM[6.5]RE[{result}]{body})"
+from sgf_moves import game_sgf, non_touching_moves
 
 
 # (file name, result, moves); g2 was won on time, which says nothing of the board; v60.sgf is
@@ -31,7 +26,7 @@ def archive(tmp_path):
     path = tmp_path / "games.zip"
     with zipfile.ZipFile(path, "w") as z:
         for k, (name, result, count) in enumerate(GAMES):
-            z.writestr(name, _sgf(non_touching_moves(count, 7 * k), result))
+            z.writestr(name, game_sgf(non_touching_moves(count, 7 * k), result))
     return path
 
 

@@ -12,12 +12,7 @@ from engine import board as bd
 from engine import playout as po
 from engine.game import Game
 from nets import model as nm
-from sgf_moves import non_touching_moves
-
-
-def _sgf(moves, result):
-    body = "".join(f";{'BW'[i % 2]}[{chr(97 + c)}{chr(97 + r)}]" for i, (r, c) in enumerate(moves))
-    return f"(;FF[4]GM[1]SZ[19]KM[6.5]RE[{result}]{body})"
+from sgf_moves import game_sgf, non_touching_moves
 
 
 @pytest.fixture
@@ -25,7 +20,7 @@ def archive(tmp_path):
     path = tmp_path / "games.zip"
     with zipfile.ZipFile(path, "w") as z:
         for k, (result, count) in enumerate([("B+R", 40), ("W+3.5", 30), ("W+R", 24)]):
-            z.writestr(f"g{k}.sgf", _sgf(non_touching_moves(count, 7 * k), result))
+            z.writestr(f"g{k}.sgf", game_sgf(non_touching_moves(count, 7 * k), result))
     return path
 
 
