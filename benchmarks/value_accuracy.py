@@ -69,9 +69,9 @@ def select_positions(records, games, per_game, seed, counts, komi=None):
         board = nd.new_game_board(record)
         cursor = 0
         for i in pick_indices(record, per_game, seed):
-            for j in range(cursor, i):
-                if bd.play(board, record.points[j], record.colors[j]) != bd.OK:
-                    raise ValueError(f"{record.name}: illegal move {j}")  # read_games checked
+            illegal = nd._advance(board, record.points, record.colors, cursor, i)
+            if illegal >= 0:
+                raise ValueError(f"{record.name}: illegal move {illegal}")  # read_games checked
             cursor = i
             color = int(record.colors[i])
             b = bd.copy_board(board)

@@ -42,9 +42,9 @@ JUDGES = ("prior", "value", "playouts", "mix")
 def position_board(record, index):
     """Return a board of the position before move index of record, its mover to play."""
     board = nd.new_game_board(record)
-    for j in range(index):
-        if bd.play(board, record.points[j], record.colors[j]) != bd.OK:
-            raise ValueError(f"{record.name}: illegal move {j}")   # read_games checked
+    illegal = nd._advance(board, record.points, record.colors, 0, index)
+    if illegal >= 0:
+        raise ValueError(f"{record.name}: illegal move {illegal}")   # read_games checked
     board.info[bd.TO_PLAY] = int(record.colors[index])
     return board
 
