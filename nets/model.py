@@ -299,12 +299,29 @@ def _identity_block(batch_norm):
     return conv, {name: value.clone() for name, value in batch_norm.items()}
 
 
+def without_subnormals(state_dict):
+    """Return state_dict with every subnormal float (nonzero, below float32's smallest normal
+    number) set to 0. Training on a CPU leaves some weights and batch-norm statistics there
+    (an Adam step or weight decay shrinking them); they mean nothing numerically, but a CPU
+    multiplies them about a hundred times slower than normal numbers: a value head with
+    847 of them evaluated at a sixth of its speed, and the search expanded a fifth of its
+    leaves with the network."""
+    out = {}
+    for key, tensor in state_dict.items():
+        if tensor.is_floating_point():
+            tiny = torch.finfo(tensor.dtype).tiny
+            tensor = torch.where(tensor.abs() < tiny, torch.zeros_like(tensor), tensor)
+        out[key] = tensor
+    return out
+
+
 def load_model(path, device="cpu"):
-    """Return (PolicyNet in eval mode on device, payload meta); WeightsError on a bad file."""
+    """Return (PolicyNet in eval mode on device, payload meta); WeightsError on a bad file.
+    Subnormal numbers in the file are read as 0 (without_subnormals)."""
     payload = read_weights(path)
     model = PolicyNet(payload["config"])
     try:
-        model.load_state_dict(payload["state_dict"], strict=True)
+        model.load_state_dict(without_subnormals(payload["state_dict"]), strict=True)
     except RuntimeError as e:
         raise WeightsError(f"{path}: weights do not match config {payload['config']}: {e}") from e
     model.to(resolve_device(device)).eval()
@@ -389,6 +406,9 @@ class Policy:
         self.bf16 = bf16_supported(self.device) if bf16 == "auto" else bf16 == "on"
         if threads:
             torch.set_num_threads(threads)
+        # Subnormal activations are as slow as subnormal weights (without_subnormals); flush
+        # them to 0 in this thread and the threads it starts later, the network server's.
+        torch.set_flush_denormal(True)
         if model is None:
             model, self.meta = load_model(weights or DEFAULT_WEIGHTS, self.device)
         else:

@@ -249,6 +249,9 @@ def main(argv=None):
         sys.exit("--minutes: ranks would stop at different steps; give --steps under torchrun")
     if args.threads:
         torch.set_num_threads(args.threads)
+    # Weights that training shrinks below float32's normal range slow a CPU's arithmetic about
+    # a hundredfold (nets.model.without_subnormals); flushed, they count as 0.
+    torch.set_flush_denormal(True)
     device = nm.resolve_device(args.device)
     if device.type == "cuda" and world > 1:
         device = torch.device("cuda", torch.cuda.current_device())

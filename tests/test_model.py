@@ -115,6 +115,25 @@ def test_save_load_roundtrip(tmp_path):
     assert set(payload) >= {"config", "features", "state_dict", "meta"}
 
 
+def test_subnormal_numbers_in_a_file_load_as_zero(tmp_path):
+    model = tiny()
+    state = model.state_dict()
+    conv = next(k for k, v in state.items() if k.endswith("weight") and v.dim() == 4)
+    state[conv].view(-1)[:3] = torch.tensor([1e-40, -3e-39, 2e-38])
+    path = nm.save_model(model, str(tmp_path / "w.pt"))
+    assert (torch.load(path, weights_only=True)["state_dict"][conv].view(-1)[:2] != 0).all()
+    loaded, _ = nm.load_model(path)
+    weights = loaded.state_dict()[conv].view(-1)
+    assert weights[0] == 0 and weights[1] == 0
+    assert weights[2] == torch.tensor(2e-38) and torch.equal(weights[3:], state[conv].view(-1)[3:])
+
+
+def test_a_policy_flushes_subnormal_results_to_zero():
+    torch.set_flush_denormal(False)
+    nm.Policy(model=tiny(), device="cpu")
+    assert float(torch.tensor([1e-39]) * 1.0) == 0.0
+
+
 def test_load_refuses_mismatched_config(tmp_path):
     path = str(tmp_path / "w.pt")
     nm.save_model(tiny(), path)
