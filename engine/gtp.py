@@ -512,10 +512,11 @@ class GtpEngine:
         counters, config = search.tree.counters, search.config
         log.log(self.search_log_level,
                 "%d playouts in %.2fs (%.0f/s, stopped by %s); win rate %.3f; top: %s; pv %s; "
-                "tree %d of %d nodes, %d of %d edges", result.playouts, result.seconds,
-                result.playouts / max(result.seconds, 1e-9), result.stopped_by,
+                "tree %d of %d nodes, %d of %d edges; %d network evaluations", result.playouts,
+                result.seconds, result.playouts / max(result.seconds, 1e-9), result.stopped_by,
                 result.root_winrate, top, pv,
-                counters[C_NODES], config.max_nodes, counters[C_EDGES], config.max_edges)
+                counters[C_NODES], config.max_nodes, counters[C_EDGES], config.max_edges,
+                result.evaluations)
 
     def cmd_genmove(self, args):
         return self._generate(args)

@@ -850,6 +850,9 @@ class SearchResult:
     seconds: float
     stopped_by: str = "playouts"
     root_score: float = 0.0   # the side to move's mean playout score, the same way
+    # Leaves the network evaluated during the search (0 without it): the search goes on with
+    # playouts while the network is busy, so a slow network expands fewer of them.
+    evaluations: int = 0
 
     @property
     def best(self):
@@ -1150,6 +1153,7 @@ class Search:
         board.info[bd.TO_PLAY] = game.to_play
         if self.server is not None:
             self.server.komi = game.rules.komi
+        evaluated_before = 0 if self.server is None else self.server.evaluated
         self._place_root(game)
         self._expand_root(game, board)
         tree = self.tree
@@ -1209,7 +1213,10 @@ class Search:
         if stopped_by is None:
             stopped_by = "decided" if stop[0] == STOP_DECIDED else "playouts"
         self._score_center = float(params[P_SCORE_CENTER])
-        return self.result(game, time.perf_counter() - started, stopped_by)
+        result = self.result(game, time.perf_counter() - started, stopped_by)
+        if self.server is not None:
+            result.evaluations = self.server.evaluated - evaluated_before
+        return result
 
     def _starting_score_center(self, game):
         """Return Black's expected score where the score utility's center starts: the mean

@@ -146,6 +146,7 @@ def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads,
         assert result.playouts == 2000
         assert 0 < len(result.children) <= root_top_k
         assert search.server.evaluated > 0
+        assert result.evaluations == search.server.evaluated
         # Every evaluated leaf (the tiny net has a value head) is backed up through a root edge.
         root = slice(search.tree.node_first[search.root],
                      search.tree.node_first[search.root] + search.tree.node_count[search.root])
