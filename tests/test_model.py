@@ -116,16 +116,22 @@ def test_save_load_roundtrip(tmp_path):
 
 
 def test_subnormal_numbers_in_a_file_load_as_zero(tmp_path):
+    # Written and compared as bit patterns: with flush-to-zero on (a Policy sets it), float
+    # arithmetic, conversions and comparisons would read them as 0.
+    subnormal = torch.tensor([0x00011D10, 0x80209A2E - 2**32], dtype=torch.int32)   # +, -
     model = tiny()
     state = model.state_dict()
     conv = next(k for k, v in state.items() if k.endswith("weight") and v.dim() == 4)
-    state[conv].view(-1)[:3] = torch.tensor([1e-40, -3e-39, 2e-38])
+    weights = state[conv].view(-1)
+    weights[:2].view(torch.int32).copy_(subnormal)
+    normal = weights[2:].view(torch.int32).clone()
     path = nm.save_model(model, str(tmp_path / "w.pt"))
-    assert (torch.load(path, weights_only=True)["state_dict"][conv].view(-1)[:2] != 0).all()
+    saved = torch.load(path, weights_only=True)["state_dict"][conv].view(-1)
+    assert torch.equal(saved[:2].view(torch.int32), subnormal)
     loaded, _ = nm.load_model(path)
-    weights = loaded.state_dict()[conv].view(-1)
-    assert weights[0] == 0 and weights[1] == 0
-    assert weights[2] == torch.tensor(2e-38) and torch.equal(weights[3:], state[conv].view(-1)[3:])
+    bits = loaded.state_dict()[conv].view(-1).view(torch.int32)
+    assert torch.equal(bits[:2], torch.zeros(2, dtype=torch.int32))
+    assert torch.equal(bits[2:], normal)
 
 
 def test_a_policy_flushes_subnormal_results_to_zero():
