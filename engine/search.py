@@ -177,11 +177,19 @@ class SearchConfig:
         """Return the network value's share in the win rates after moves_played moves: the
         value head judges the middle game better mixed with the playouts than the playouts
         alone, the endgame worse (benchmarks/RESULTS.md, value head), hence value_until."""
-        return self.value_weight if self.value_in_use(moves_played) else 0.0
+        return self.value_weight if self.before_value_until(moves_played) else 0.0
 
-    def value_in_use(self, moves_played):
-        """Return whether the network's value enters the search after moves_played moves."""
+    def before_value_until(self, moves_played):
+        """Return whether value_until lets the network's value enter the search after
+        moves_played moves."""
         return not self.value_until or moves_played < self.value_until
+
+    def uses_value(self, moves_played):
+        """Return whether a network search after moves_played moves reads the network's
+        values, in its win rates (value_weight) or as experience (value_eqex); when not, the
+        network server skips the value head."""
+        return self.value_weight_at(moves_played) > 0 or (
+            self.value_eqex > 0 and self.before_value_until(moves_played))
 
     def as_array(self, komi, net=False, size=19, score_center=0.0, moves_played=0):
         """Return the float64 parameter array the numba workers read. With net, leaves are
@@ -210,7 +218,7 @@ class SearchConfig:
         params[P_PUCT_C] = self.puct_c
         params[P_FPU_REDUCTION] = self.fpu_reduction
         params[P_VALUE_WEIGHT] = self.value_weight_at(moves_played) if net else 0.0
-        params[P_VALUE_EQEX] = (self.value_eqex if net and self.value_in_use(moves_played)
+        params[P_VALUE_EQEX] = (self.value_eqex if net and self.before_value_until(moves_played)
                                 else 0)
         params[P_EARLY_STOP] = 1.0 if self.early_stop else 0.0
         params[P_SCORE_WEIGHT] = self.score_weight
@@ -1153,6 +1161,7 @@ class Search:
         board.info[bd.TO_PLAY] = game.to_play
         if self.server is not None:
             self.server.komi = game.rules.komi
+            self.server.values = self.config.uses_value(int(game.board.info[bd.MOVE_NUMBER]))
         evaluated_before = 0 if self.server is None else self.server.evaluated
         self._place_root(game)
         self._expand_root(game, board)

@@ -19,9 +19,12 @@ class EvalServer:
     def __init__(self, policy, on_result, batch_size=16, max_pending=256):
         """on_result(tag, priors, value) gets each answer: priors by engine point (None when
         the pass failed) and the value in [-1, 1] for the side to move (None without a value
-        head). komi, which values depend on, may be changed between searches."""
+        head, or while values is False). komi, which values depend on, and values, whether
+        the search uses them (the value head is skipped when not), may be changed between
+        searches."""
         self.policy = policy
         self.komi = 0.0
+        self.values = True
         self.on_result = on_result
         self.batch_size = batch_size
         self.max_pending = max_pending
@@ -44,7 +47,7 @@ class EvalServer:
     def evaluate_now(self, boards):
         """Return (priors, values or None) for boards at once, on the caller's thread (the
         root, say)."""
-        return self.policy.point_evaluate(boards, komi=self.komi)
+        return self.policy.point_evaluate(boards, komi=self.komi, value=self.values)
 
     def cancel_pending(self):
         """Drop the requests not yet taken, wait for the batch in flight, and return the dropped
@@ -95,7 +98,7 @@ class EvalServer:
         """Run one forward pass and hand every row (None if the pass failed) to the callback."""
         try:
             priors, values = self.policy.point_evaluate([board for _, board in batch],
-                                                        komi=self.komi)
+                                                        komi=self.komi, value=self.values)
         except Exception:
             log.exception("network evaluation failed for a batch of %d", len(batch))
             priors, values = [None] * len(batch), None

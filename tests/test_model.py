@@ -294,6 +294,26 @@ def test_policy_values_for_the_side_to_move():
     assert eight.point_evaluate([game.board], komi=7.5)[1].shape == (1,)
     no_value = nm.Policy(model=tiny(value=False), device="cpu")
     assert no_value.point_evaluate([game.board])[1] is None and not no_value.has_value
+    # Skipping the value head leaves the priors as they were.
+    skipped, none = policy.point_evaluate([game.board, Game(9).board], komi=7.5, value=False)
+    assert none is None
+    np.testing.assert_array_equal(skipped, priors)
+
+
+def test_the_value_head_runs_only_when_asked(monkeypatch):
+    model = tiny()
+    calls = []
+    head = model.value.forward
+    monkeypatch.setattr(model.value, "forward", lambda *a: calls.append(1) or head(*a))
+    x = torch.from_numpy(feat.extract([Game(9).board]))
+    assert model(x, value=False)[2] is None and calls == []
+    assert model(x)[2].shape == (1,) and calls == [1]
+    policy = nm.Policy(model=model, device="cpu", bf16="off", symmetries=8)
+    policy.point_evaluate([Game(9).board], value=False)
+    assert calls == [1]
+    # The ownership may come from the value head, so asking for it runs the head.
+    policy.evaluate([Game(9).board], ownership=True)
+    assert calls == [1, 1]
 
 
 def test_weights_written_before_the_value_head_still_load(tmp_path):

@@ -126,7 +126,7 @@ def tiny_evaluator(fail=False):
     from nets.model import Policy, PolicyNet, make_config
     policy = Policy(model=PolicyNet(make_config("tiny")), device="cpu")
     if fail:
-        def broken(boards, colors=None, komi=0.0):
+        def broken(boards, colors=None, komi=0.0, value=True):
             raise RuntimeError("no network today")
         policy.point_evaluate = broken
     return policy
@@ -204,6 +204,28 @@ def test_the_ladder_escape_factor_scales_the_share_of_running_into_a_ladder():
             ratio = adjusted[others] / priors[others]
             assert ratio == pytest.approx(np.full(len(ratio), ratio[0]))
         assert priors[e4] == np.float32(escape_prior)   # the network's array is left as it was
+
+
+@pytest.mark.parametrize("config,moves,reads_values", [
+    (dict(), 0, False),
+    (dict(value_weight=0.3), 0, True),
+    (dict(value_eqex=10), 0, True),
+    (dict(value_eqex=10, value_until=4), 3, True),
+    (dict(value_eqex=10, value_weight=0.3, value_until=4), 4, False)])
+def test_the_network_server_skips_the_value_head_when_the_search_reads_no_values(
+        config, moves, reads_values):
+    search = Search(SearchConfig(seed=8, early_stop=False, **config), 9,
+                    evaluator=tiny_evaluator())
+    try:
+        game = Game(9)
+        for vertex in ["E5", "C3", "G7", "C7"][:moves]:
+            game.play(game.to_play, game.parse_vertex(vertex))
+        search.run(game, 300)
+        assert search.server.values == reads_values
+        assert search.server.evaluated > 0
+        assert (search.tree.edge_value_visits.sum() > 0) == reads_values
+    finally:
+        search.close()
 
 
 def test_network_failure_falls_back_to_uniform_expansion():
