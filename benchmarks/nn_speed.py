@@ -1,7 +1,11 @@
 """Policy-net evaluation speed as the search sees it: engine boards -> features, legal masks,
 forward pass and priors in numpy. One JSON line last.
 
-    python -m benchmarks.nn_speed --batch 16 --device cpu [--weights PATH] [--threads 2]
+    python -m benchmarks.nn_speed --batch 16 --device cpu [--weights PATH] [--threads 2] [--value]
+
+--value times the values too, as a search that reads them asks (--value-weight or --value-eqex
+with a weights file that has a value head); without it the value head is skipped, as the
+search skips it when it reads no values.
 """
 import argparse
 import json
@@ -40,6 +44,8 @@ def main(argv=None):
                    help="bf16 autocast (auto: where the hardware has fast bf16, as the engine "
                         "runs the net); default auto, 'off' times fp32")
     p.add_argument("--seconds", type=float, default=10.0, help="timed duration")
+    p.add_argument("--value", action="store_true",
+                   help="evaluate the value head too (an error without one)")
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -50,13 +56,15 @@ def main(argv=None):
     else:
         policy = nm.Policy(args.weights or nm.DEFAULT_WEIGHTS, device=args.device, bf16=args.bf16)
         source = args.weights or nm.DEFAULT_WEIGHTS
+    if args.value and not policy.has_value:
+        p.error(f"--value: {source} has no value head")
     boards = sample_boards(64)
     batches = [[boards[(i * args.batch + j) % len(boards)] for j in range(args.batch)]
                for i in range(8)]
     dev = policy.device
 
     def run(b):
-        policy.evaluate(b)
+        policy.evaluate(b, value=args.value)
         if dev.type == "cuda":
             torch.cuda.synchronize()
 
@@ -77,7 +85,7 @@ def main(argv=None):
         "ms_per_batch": round(1000 * total / count, 3),
         "features_ms_per_batch": round(1000 * features_s / count, 3),
         "batch": args.batch, "device": str(dev), "threads": torch.get_num_threads(),
-        "bf16": policy.bf16, "weights": source, "batches": count,
+        "bf16": policy.bf16, "weights": source, "value": args.value, "batches": count,
     }))
 
 

@@ -445,8 +445,9 @@ class Policy:
         mt = torch.from_numpy(mask).to(self.device)
         kt = torch.from_numpy(komi_for(colors, komi)).to(self.device)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-            logp, own, val = symmetric_forward(self.model, xt, mt, self.symmetries, kt,
-                                               value or ownership)
+            logp, own, val = symmetric_forward(
+                self.model, xt, mt, self.symmetries, kt,
+                value or (ownership and self.model.config.get("value_ownership", False)))
         priors = logp.exp().float().cpu().numpy()
         priors[empty] = 0.0
         out = [priors]
@@ -458,7 +459,7 @@ class Policy:
 
     def point_priors(self, boards, colors=None):
         """Return float32 [B, S] priors indexed by engine point (0 off the board)."""
-        return self.point_evaluate(boards, colors)[0]
+        return self.point_evaluate(boards, colors, value=False)[0]
 
     def point_evaluate(self, boards, colors=None, komi=0.0, value=True):
         """Return (priors float32 [B, S] indexed by engine point, 0 off the board; values

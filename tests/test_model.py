@@ -300,20 +300,35 @@ def test_policy_values_for_the_side_to_move():
     np.testing.assert_array_equal(skipped, priors)
 
 
-def test_the_value_head_runs_only_when_asked(monkeypatch):
-    model = tiny()
+def counted_value_head(model):
+    """Return a list that gains an item each time model's value head runs."""
     calls = []
     head = model.value.forward
-    monkeypatch.setattr(model.value, "forward", lambda *a: calls.append(1) or head(*a))
+    model.value.forward = lambda *a: calls.append(1) or head(*a)
+    return calls
+
+
+def test_the_value_head_runs_only_when_asked():
+    model = tiny()
+    calls = counted_value_head(model)
     x = torch.from_numpy(feat.extract([Game(9).board]))
     assert model(x, value=False)[2] is None and calls == []
     assert model(x)[2].shape == (1,) and calls == [1]
     policy = nm.Policy(model=model, device="cpu", bf16="off", symmetries=8)
     policy.point_evaluate([Game(9).board], value=False)
+    policy.point_priors([Game(9).board])
+    policy.evaluate([Game(9).board], ownership=True)   # the trunk's ownership head
     assert calls == [1]
-    # The ownership may come from the value head, so asking for it runs the head.
-    policy.evaluate([Game(9).board], ownership=True)
+    policy.point_evaluate([Game(9).board])
     assert calls == [1, 1]
+
+
+def test_the_ownership_of_the_value_head_runs_the_head():
+    model = tiny(ownership=False, value_ownership=True)
+    calls = counted_value_head(model)
+    policy = nm.Policy(model=model, device="cpu", bf16="off")
+    _, own = policy.evaluate([Game(9).board], ownership=True)
+    assert own.shape == (1, 81) and calls == [1]
 
 
 def test_weights_written_before_the_value_head_still_load(tmp_path):
