@@ -1211,14 +1211,16 @@ class Search:
                 # One thread per pass: waiting on each in turn would look at the clock only
                 # every threads x 5 ms.
                 alive[0].join(timeout=0.005)
-        finally:    # a failing progress callback must not leave workers running on the tree
+        finally:
+            # A failing progress callback (a GUI gone away) must leave no worker running on
+            # the tree, and no leaf queued for a later search, on a tree perhaps reset, to expand.
             if stop[0] == 0:
                 stop[0] = 1
             for t in threads:
                 t.join()
-        if self.server is not None:
-            dropped = self.server.cancel_pending()
-            release_claims(tree, np.array([tag[0] for tag in dropped], np.int64))
+            if self.server is not None:
+                dropped = self.server.cancel_pending()
+                release_claims(tree, np.array([tag[0] for tag in dropped], np.int64))
         if stopped_by is None:
             stopped_by = "decided" if stop[0] == STOP_DECIDED else "playouts"
         self._score_center = float(params[P_SCORE_CENTER])

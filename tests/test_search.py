@@ -1,6 +1,7 @@
 """Search behaviour: tree invariants after multithreaded searches, superko at the root, tree
 reuse, a full node pool, determinism at a fixed seed."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -224,6 +225,35 @@ def test_the_network_server_skips_the_value_head_when_the_search_reads_no_values
         assert search.server.values == reads_values
         assert search.server.evaluated > 0
         assert (search.tree.edge_value_visits.sum() > 0) == reads_values
+    finally:
+        search.close()
+
+
+def test_a_failing_progress_callback_leaves_no_leaf_queued_or_claimed():
+    evaluator = tiny_evaluator()
+    evaluate = evaluator.point_evaluate
+
+    def slow(*args, **kwargs):      # so that leaves queue up behind the batch in flight
+        time.sleep(0.1)
+        return evaluate(*args, **kwargs)
+    evaluator.point_evaluate = slow
+    search = Search(SearchConfig(seed=9, early_stop=False), 9, evaluator=evaluator)
+    reports = []
+
+    def broken(result):
+        reports.append(result)
+        if len(reports) >= 5 and search.server._queue.qsize() > 0:
+            raise BrokenPipeError("the GUI went away")
+    try:
+        with pytest.raises(BrokenPipeError):
+            search.run(Game(9), 100_000, progress=(0.05, broken))
+        assert search.server._queue.qsize() == 0
+        used = int(search.tree.counters[C_NODES])
+        assert not (search.tree.node_state[:used] == 1).any()   # no node left EXPANDING
+        evaluated = search.server.evaluated
+        time.sleep(0.1)
+        assert search.server.evaluated == evaluated   # nothing left to answer
+        assert search.run(Game(9), 200).playouts == 200
     finally:
         search.close()
 
