@@ -46,7 +46,8 @@ MIDDLE_GAME = ("pddppqdcfqcnjpqnporproqoqprnrqsoqkomooqrqqqiqgpjcechcccbddbceccd
                "jdjcdkbecfehgcgbhdfcgdebicibhbhafdedjbhcecidfbfkdidhfjejekgjfieiflgkglhlhmimilhk"
                "hnjmieicpkokrirhrjqhrgshpmpnolnlplonojnk")
 POSITIONS = ("empty", "middle")
-_SEARCH = re.compile(r"gtp INFO (\d+) playouts in ")
+_SEARCH = re.compile(r"gtp INFO (\d+) playouts in [^\n]*?(?:; (\d+) network evaluations)?$",
+                     re.MULTILINE)
 _THREADS = re.compile(r"gtp_main INFO search threads (\d+)(?:, network threads (\d+))? "
                       r"\((?:auto: |--threads \d+; )(\d+) usable CPUs\)")
 
@@ -114,10 +115,21 @@ def process_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timed_genmoves(engine, size, positions, moves, cpu_seconds, playouts_done):
+def last_search(text):
+    """Return (playouts, network evaluations or None) of the last search line in an engine
+    log text, or None when it has none."""
+    found = _SEARCH.findall(text)
+    if not found:
+        return None
+    playouts, evaluations = found[-1]
+    return int(playouts), int(evaluations) if evaluations else None
+
+
+def timed_genmoves(engine, size, positions, moves, cpu_seconds, search_done):
     """Return {position: per-move records} of genmoves, each from a fresh board set up to
-    the position, as records {playouts, wall, cpu}: cpu_seconds() reads the engine's CPU
-    time, playouts_done() the playouts of the move it just made."""
+    the position, as records {playouts, evaluations, wall, cpu}: cpu_seconds() reads the
+    engine's CPU time, search_done() the playouts and network evaluations (None: unknown)
+    of the move it just made."""
     records = {}
     for position in positions:
         records[position] = []
@@ -129,7 +141,9 @@ def timed_genmoves(engine, size, positions, moves, cpu_seconds, playouts_done):
             ask(engine, f"genmove {to_move(position)}")
             wall = time.perf_counter() - wall0
             cpu = cpu_seconds() - cpu0
-            records[position].append({"playouts": playouts_done(), "wall": wall, "cpu": cpu})
+            playouts, evaluations = search_done()
+            records[position].append({"playouts": playouts, "evaluations": evaluations,
+                                      "wall": wall, "cpu": cpu})
     return records
 
 
@@ -143,7 +157,8 @@ def measure_peer(command, size, positions, moves, playouts):
         ask(engine, "clear_board")
         ask(engine, "genmove b")                # untimed: pattern files, allocations
         return timed_genmoves(engine, size, positions, moves,
-                              lambda: process_cpu_seconds(engine._proc.pid), lambda: playouts)
+                              lambda: process_cpu_seconds(engine._proc.pid),
+                              lambda: (playouts, None))
     finally:
         engine.close()
 
@@ -156,12 +171,13 @@ def measure(command, size, positions, moves):
     engine = GtpEngine(command, log_path)
     log = LogReader(log_path)
 
-    def playouts_logged():
-        """Return the playouts of the engine's last search line since the last call."""
-        searched = _SEARCH.findall(log.new_text())
-        if not searched:
+    def search_logged():
+        """Return the playouts and network evaluations of the engine's last search line
+        since the last call."""
+        searched = last_search(log.new_text())
+        if searched is None:
             raise RuntimeError(f"no search line on the engine's log {log_path}")
-        return int(searched[-1])
+        return searched
 
     try:
         ask(engine, f"boardsize {size}")
@@ -173,7 +189,7 @@ def measure(command, size, positions, moves):
         if found is not None:
             threads.update(zip(threads, (None if n is None else int(n) for n in found.groups())))
         records = timed_genmoves(engine, size, positions, moves,
-                                 lambda: float(ask(engine, "cputime")), playouts_logged)
+                                 lambda: float(ask(engine, "cputime")), search_logged)
         rss = resident_mib(engine._proc.pid)
     finally:
         engine.close()
@@ -183,6 +199,7 @@ def measure(command, size, positions, moves):
 def summary(records):
     """Return the speed figures of a candidate's timed moves on one position."""
     playouts = sum(r["playouts"] for r in records)
+    evaluations = [r.get("evaluations") for r in records]
     wall = sum(r["wall"] for r in records)
     cpu = sum(r["cpu"] for r in records)
     return {"moves": len(records), "playouts_per_move": round(playouts / len(records)),
@@ -192,7 +209,10 @@ def summary(records):
             "wall_seconds_per_move": round(wall / len(records), 3),
             "cpu_seconds_per_move": round(cpu / len(records), 3),
             "cpu_per_wall": round(cpu / wall, 2),
-            "wall_rates": [round(r["playouts"] / r["wall"], 1) for r in records]}
+            "wall_rates": [round(r["playouts"] / r["wall"], 1) for r in records],
+            # 0 without the network; None for a peer
+            "network_evaluations_per_move": round(sum(evaluations) / len(records))
+            if all(n is not None for n in evaluations) else None}
 
 
 def parse_args(argv):

@@ -23,4 +23,18 @@ def test_a_peer_is_timed_on_every_position_with_its_fixed_playouts():
     for moves in records.values():
         assert len(moves) == 2
         assert all(r["playouts"] == 777 and r["cpu"] >= 0 and r["wall"] > 0 for r in moves)
-    assert genmove_speed.summary(records["empty"])["playouts_per_move"] == 777
+    empty = genmove_speed.summary(records["empty"])
+    assert empty["playouts_per_move"] == 777 and empty["network_evaluations_per_move"] is None
+
+
+def test_the_search_line_gives_playouts_and_network_evaluations():
+    line = ("2026-11-28 14:08:08,854 gtp INFO 4671 playouts in 6.28s (743/s, stopped by "
+            "decided); win rate 0.484; top: D16 1237 0.504; pv D16 D4; tree 1773 of 400000 "
+            "nodes, 19614 of 8000000 edges; {} network evaluations")
+    older = "2026-11-28 14:00:00,000 gtp INFO 5000 playouts in 2.00s (2500/s); win rate 0.5"
+    text = "\n".join([line.format(12), "gtp DEBUG other", line.format(544), ""])
+    assert genmove_speed.last_search(text) == (4671, 544)
+    assert genmove_speed.last_search(older + "\n") == (5000, None)
+    assert genmove_speed.last_search("warm-up\n") is None
+    records = [{"playouts": 5000, "evaluations": n, "wall": 2.0, "cpu": 2.0} for n in (500, 600)]
+    assert genmove_speed.summary(records)["network_evaluations_per_move"] == 550
