@@ -1040,15 +1040,19 @@ class Search:
         """Server callback: expand the claimed leaf with the network's priors and back its
         value up the path that reached it."""
         node, board, path = tag
-        if priors is None:
-            priors = np.zeros(board.stones.shape[0], np.float32)
-        else:
-            priors = self._adjusted(board, priors)
-        allow_all = np.ones(board.stones.shape[0], np.bool_)
-        fill_edges(self.tree, node, board, allow_all, priors, np.int64(self._params[P_TOP_K]),
-                   self._params[P_TOP_CUMULATIVE], self.policy.patterns,
-                   np.int32(self._params[P_PRIOR_EQEX]), new_ladder_scratch(board.stones.shape[0]),
-                   self.shapes, np.int32(0))
+        try:
+            if priors is None:
+                priors = np.zeros(board.stones.shape[0], np.float32)
+            else:
+                priors = self._adjusted(board, priors)
+            allow_all = np.ones(board.stones.shape[0], np.bool_)
+            fill_edges(self.tree, node, board, allow_all, priors,
+                       np.int64(self._params[P_TOP_K]), self._params[P_TOP_CUMULATIVE],
+                       self.policy.patterns, np.int32(self._params[P_PRIOR_EQEX]),
+                       new_ladder_scratch(board.stones.shape[0]), self.shapes, np.int32(0))
+        except Exception:   # a later descent may claim the leaf again
+            release_claims(self.tree, np.array([node], np.int64))
+            raise
         if value is not None:
             backup_value(self.tree, path, len(path), value,
                          np.int32(self._params[P_VALUE_EQEX]))

@@ -103,6 +103,9 @@ class EvalServer:
             log.exception("network evaluation failed for a batch of %d", len(batch))
             priors, values = [None] * len(batch), None
         for i, ((tag, _), row) in enumerate(zip(batch, priors)):
-            self.on_result(tag, row, None if values is None else float(values[i]))
+            try:
+                self.on_result(tag, row, None if values is None else float(values[i]))
+            except Exception:   # searches wait on this thread: it must outlive a bad answer
+                log.exception("the callback failed on the network's answer for a leaf")
         self.evaluated += len(batch)
         self.batches += 1

@@ -258,6 +258,28 @@ def test_a_failing_progress_callback_leaves_no_leaf_queued_or_claimed():
         search.close()
 
 
+def test_a_leaf_whose_answer_cannot_be_used_is_claimed_again_later():
+    search = Search(SearchConfig(seed=10, early_stop=False), 9, evaluator=tiny_evaluator())
+    adjusted = search._adjusted
+    calls, failures = [], []
+
+    def sometimes_broken(board, priors):
+        calls.append(1)
+        if 2 <= len(calls) <= 4:     # leaves: the first call is the root's
+            failures.append(1)
+            raise RuntimeError("a bug in the priors' adjustment")
+        return adjusted(board, priors)
+    search._adjusted = sometimes_broken
+    try:
+        result = search.run(Game(9), 1000)
+        assert result.playouts == 1000 and len(failures) == 3
+        used = int(search.tree.counters[C_NODES])
+        assert not (search.tree.node_state[:used] == 1).any()   # no node left EXPANDING
+        assert search.run(Game(9), 500).playouts == 500
+    finally:
+        search.close()
+
+
 def test_network_failure_falls_back_to_uniform_expansion():
     search = Search(SearchConfig(seed=7, early_stop=False), 9, evaluator=tiny_evaluator())
     try:
