@@ -1114,13 +1114,18 @@ class Search:
 
     def _evaluate_here(self, tag):
         """Evaluate a claimed leaf on this thread and expand it at once (deterministic mode);
-        a failed evaluation expands it with uniform priors, as the server's callback does."""
+        a failed evaluation expands it with uniform priors, as the server's callback does, and
+        a failed expansion leaves it to be claimed again, as the server does."""
         try:
             priors, values = self.server.evaluate_now([tag[1]])
-            self._on_priors(tag, priors[0], None if values is None else float(values[0]))
+            priors, value = priors[0], None if values is None else float(values[0])
         except Exception:
             log.exception("network evaluation of a leaf failed; uniform priors instead")
-            self._on_priors(tag, None, None)
+            priors, value = None, None
+        try:
+            self._on_priors(tag, priors, value)
+        except Exception:
+            log.exception("the answer for a leaf could not be used; it stays unexpanded")
 
     def _net_worker(self, board, rng, params, budget, stop):
         """One search thread with the network: numba steps, leaves handed to the server."""

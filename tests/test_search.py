@@ -258,8 +258,10 @@ def test_a_failing_progress_callback_leaves_no_leaf_queued_or_claimed():
         search.close()
 
 
-def test_a_leaf_whose_answer_cannot_be_used_is_claimed_again_later():
-    search = Search(SearchConfig(seed=10, early_stop=False), 9, evaluator=tiny_evaluator())
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_a_leaf_whose_answer_cannot_be_used_is_claimed_again_later(deterministic):
+    search = Search(SearchConfig(seed=10, early_stop=False, deterministic=deterministic), 9,
+                    evaluator=tiny_evaluator())
     adjusted = search._adjusted
     calls, failures = [], []
 
