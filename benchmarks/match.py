@@ -15,6 +15,7 @@ Every record keeps each side's time used, its slowest answer and its clock at th
 
 import argparse
 import concurrent.futures
+import contextlib
 import dataclasses
 import json
 import math
@@ -26,6 +27,10 @@ import sys
 import threading
 import time
 
+try:
+    import fcntl
+except ImportError:     # Windows: no lock on the results file
+    fcntl = None
 from sgfmill import boards, common, sgf
 
 from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, Response
@@ -946,10 +951,31 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
         sprt_alpha=args.sprt_alpha, sprt_beta=args.sprt_beta, plot=args.plot, clock=clock)
 
 
+@contextlib.contextmanager
+def sole_runner(results: str):
+    """Hold an exclusive lock beside the results file while the block runs; raise
+    ResultsFileError if another runner holds it. Two runners resuming the same match would
+    play the same games twice and both record them."""
+    with open(results + ".lock", "a") as handle:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ResultsFileError(f"another match runner is playing into {results}; "
+                                       "stop it, or wait for it to finish") from None
+        yield
+
+
 def run_match(config: MatchConfig) -> list[dict]:
     """Return the records of all finished games in finishing order, playing those not yet in the
     results file (none once an SPRT has decided)."""
     os.makedirs(config.sgf_dir, exist_ok=True)
+    with sole_runner(config.results):
+        return _play_match(config)
+
+
+def _play_match(config: MatchConfig) -> list[dict]:
+    """run_match's body, with the results file to itself."""
     records = load_results(config)
     pending = [i for i in range(config.games) if i not in records]
     if records:

@@ -138,6 +138,18 @@ def test_resume_refuses_a_results_file_from_other_engines(capsys, tmp_path, fake
     assert "other engines" in capsys.readouterr().err
 
 
+def test_a_second_runner_on_the_same_results_file_is_refused(capsys, tmp_path, fake):
+    sgf_dir = tmp_path / "games"
+    argv = ["--black", fake(), "--white", fake(), "--games", "1", "--size", "5", "--komi", "0.5",
+            "--sgf-dir", str(sgf_dir)]
+    sgf_dir.mkdir()
+    with match.sole_runner(str(sgf_dir / "results.jsonl")):
+        assert match.main(argv) == 2
+        assert "another match runner" in capsys.readouterr().err
+    assert not (sgf_dir / "results.jsonl").exists()
+    assert match.main(argv) == 0      # once the first has finished
+
+
 @pytest.mark.parametrize("options, reason", [
     (["--moves", "C3,C3"], "occupied point: c3"),
     (["--moves", "F6"], "off the board: f6"),
