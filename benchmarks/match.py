@@ -968,34 +968,29 @@ def sole_runner(results: str):
 
 def run_match(config: MatchConfig) -> list[dict]:
     """Return the records of all finished games in finishing order, playing those not yet in the
-    results file (none once an SPRT has decided)."""
+    results file (none once an SPRT has decided), with the results file to this runner alone."""
     os.makedirs(config.sgf_dir, exist_ok=True)
     with sole_runner(config.results):
-        return _play_match(config)
-
-
-def _play_match(config: MatchConfig) -> list[dict]:
-    """run_match's body, with the results file to itself."""
-    records = load_results(config)
-    pending = [i for i in range(config.games) if i not in records]
-    if records:
-        print(f"resuming: {len(records)} games already finished, {len(pending)} to play",
-              file=sys.stderr)
-    # The results file is in finishing order, so a resumed SPRT sees the same sequence.
-    runner = MatchRunner(config, len(records), sprt_scores(list(records.values())))
-    if runner.decided:
-        print("the SPRT has already decided: no games to play", file=sys.stderr)
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.parallel)
-    futures = [pool.submit(runner.play_and_record, i) for i in pending]
-    try:
-        for future in concurrent.futures.as_completed(futures):
-            future.result()
-    except BaseException:
-        runner.stop()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown()
-    return list(load_results(config).values())
+        records = load_results(config)
+        pending = [i for i in range(config.games) if i not in records]
+        if records:
+            print(f"resuming: {len(records)} games already finished, {len(pending)} to play",
+                  file=sys.stderr)
+        # The results file is in finishing order, so a resumed SPRT sees the same sequence.
+        runner = MatchRunner(config, len(records), sprt_scores(list(records.values())))
+        if runner.decided:
+            print("the SPRT has already decided: no games to play", file=sys.stderr)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.parallel)
+        futures = [pool.submit(runner.play_and_record, i) for i in pending]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                future.result()
+        except BaseException:
+            runner.stop()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return list(load_results(config).values())
 
 
 def main(argv: list[str] | None = None) -> int:
