@@ -187,13 +187,6 @@ def build_parser():
     p.add_argument("--net-rave-bias", type=float, default=SearchConfig.net_rave_bias,
                    help="with the network: the RAVE blend (either tree policy); default "
                         f"{SearchConfig.net_rave_bias}")
-    p.add_argument("--net-rave-min-prior", type=fraction,
-                   default=SearchConfig.net_rave_min_prior,
-                   help="with the network: moves whose prior is below this get no RAVE (an "
-                        "unvisited one waits at the first-play urgency, a visited one is "
-                        "judged by its own playouts), so that the playouts' all-moves-as-"
-                        "first rates cannot draw the search into moves the network rules "
-                        f"out; default {SearchConfig.net_rave_min_prior} (RAVE for every move)")
     p.add_argument("--rave-distance", type=non_negative_int, default=SearchConfig.rave_distance,
                    help="RAVE: a playout's result counts up to 1 + N times for the moves "
                         "played soon after a node, falling to once for the last (Pachi's "
@@ -526,7 +519,6 @@ def player_config(args):
     search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
                           net_uct_c=args.net_uct_c, net_rave_bias=args.net_rave_bias,
-                          net_rave_min_prior=args.net_rave_min_prior,
                           rave_bias=args.rave_bias, rave_distance=args.rave_distance,
                           prior_eqex=args.prior_eqex,
                           shapes=shapes_path(args), shape_eqex=args.shape_eqex,

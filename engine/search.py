@@ -41,8 +41,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
  P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
  P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SCORE_WEIGHT, P_SCORE_CENTER,
- P_SCORE_SCALE, P_SHAPE_EQEX, P_RAVE_DISTANCE, P_VALUE_EQEX, P_RAVE_MIN_PRIOR) = range(24)
-PARAM_SLOTS = 24
+ P_SCORE_SCALE, P_SHAPE_EQEX, P_RAVE_DISTANCE, P_VALUE_EQEX) = range(23)
+PARAM_SLOTS = 23
 # Search steps between checks whether the move is decided (see decided).
 DECIDED_CHECK_EVERY = 64
 # What a worker writes into the stop flag when it finds the move decided (others write 1).
@@ -104,9 +104,6 @@ class SearchConfig:
     rave_bias: float = 0.00025
     net_uct_c: float = 0.3
     net_rave_bias: float = 0.02
-    # With the net: moves whose prior is below this get no RAVE, so that the playouts'
-    # all-moves-as-first rates cannot draw the search into moves the network rules out.
-    net_rave_min_prior: float = 0.0
     # An AMAF result counts 1 + rave_distance * (moves after the move) / (moves after the
     # node) times, so moves played soon after the node count up to 1 + rave_distance times
     # (Pachi's distance_rave, 3 there); 0 counts every move once.
@@ -216,7 +213,6 @@ class SearchConfig:
         params[P_TOP_CUMULATIVE] = cumulative if net else 2.0
         params[P_RAVE_BIAS] = self.net_rave_bias if net else self.rave_bias
         params[P_RAVE_DISTANCE] = self.rave_distance
-        params[P_RAVE_MIN_PRIOR] = self.net_rave_min_prior if net else 0.0
         params[P_PRIOR_EQEX] = self.net_prior_eqex if net else self.prior_eqex
         params[P_TREE_POLICY] = TREE_POLICIES[self.tree_policy] if net else DARKFOREST
         params[P_PUCT_C] = self.puct_c
@@ -457,13 +453,6 @@ def edge_winrate(tree, e, n, rave_bias, value_weight, score_weight, score_center
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _edge_rave_bias(tree, e, params):
-    """Return the RAVE bias for edge e: P_RAVE_BIAS, or -1 (no RAVE) when the edge's prior
-    is below P_RAVE_MIN_PRIOR."""
-    return params[P_RAVE_BIAS] if tree.edge_prior[e] >= params[P_RAVE_MIN_PRIOR] else -1.0
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _mover_center(params, mover):
     """Return the score utility's center (Black's expected score) from mover's view."""
     return params[P_SCORE_CENTER] if mover == bd.BLACK else -params[P_SCORE_CENTER]
@@ -485,6 +474,7 @@ def select_edge(tree, node, params, rng, mover):
     c = params[P_UCT_C]
     noise = params[P_NOISE]
     prior_weight = params[P_PRIOR_WEIGHT]
+    rave_bias = params[P_RAVE_BIAS]
     value_weight = params[P_VALUE_WEIGHT]
     score_weight = params[P_SCORE_WEIGHT]
     score_center = _mover_center(params, mover)
@@ -493,7 +483,6 @@ def select_edge(tree, node, params, rng, mover):
     best_value = -1e300
     for e in range(first, first + count):
         n = tree.edge_visits[e] + tree.edge_virtual[e] + tree.edge_prior_visits[e]
-        rave_bias = _edge_rave_bias(tree, e, params)
         if n == 0 and (tree.edge_amaf_visits[e] == 0 or rave_bias < 0):
             value = params[P_FPU]
         else:
@@ -516,6 +505,7 @@ def select_puct(tree, node, params, rng, mover):
     uniform noise keeps threads apart."""
     first = tree.node_first[node]
     count = tree.node_count[node]
+    rave_bias = params[P_RAVE_BIAS]
     value_weight = params[P_VALUE_WEIGHT]
     score_weight = params[P_SCORE_WEIGHT]
     score_center = _mover_center(params, mover)
@@ -533,7 +523,6 @@ def select_puct(tree, node, params, rng, mover):
     for e in range(first, first + count):
         taken = tree.edge_visits[e] + tree.edge_virtual[e]
         n = taken + tree.edge_prior_visits[e]
-        rave_bias = _edge_rave_bias(tree, e, params)
         if n == 0 and (tree.edge_amaf_visits[e] == 0 or rave_bias < 0):
             q = fpu
         else:

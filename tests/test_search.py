@@ -1,6 +1,5 @@
 """Search behaviour: tree invariants after multithreaded searches, superko at the root, tree
 reuse, a full node pool, determinism at a fixed seed."""
-import dataclasses
 import threading
 import time
 
@@ -678,16 +677,3 @@ def test_uct_and_rave_settings_apply_to_the_search_they_name():
     without, with_net = config.as_array(7.5), config.as_array(7.5, net=True)
     assert (without[P_UCT_C], without[P_RAVE_BIAS]) == (0.1, 0.001)
     assert (with_net[P_UCT_C], with_net[P_RAVE_BIAS]) == (0.7, -1.0)
-
-
-def test_rave_min_prior_keeps_amaf_from_moves_the_network_rules_out():
-    from engine.search import select_edge
-    config = SearchConfig(tree_policy="puct", noise=0.0, net_rave_bias=0.02)
-    # The favourite has won half its playouts; the move the network rules out has never been
-    # tried but won every playout that played it later.
-    for min_prior, chosen in ((0.0, 1), (0.01, 0), (0.002, 1)):
-        tree, root, _ = puct_root([0.997, 0.003], [(10, 10)])
-        tree.edge_amaf_visits[1], tree.edge_amaf_wins[1] = 50, 100
-        params = dataclasses.replace(config, net_rave_min_prior=min_prior).as_array(
-            7.5, net=True)
-        assert select_edge(tree, root, params, po.new_rng(1), bd.BLACK) == chosen
