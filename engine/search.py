@@ -403,6 +403,7 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
         tree.edge_child[e] = -1
         tree.edge_value_visits[e] = 0
         tree.edge_value_wins[e] = 0
+        tree.edge_score_sum[e] = 0
         tree.edge_prior[e] = priors[moves[i]] / total if total > 0 else 1.0 / n
         if eqex > 0:
             tree.edge_prior_visits[e], tree.edge_prior_wins[e] = heuristic_prior(

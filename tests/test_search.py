@@ -613,6 +613,25 @@ def test_a_root_searched_for_one_colour_is_not_reused_for_the_other():
     assert search.tree.node_visits[search.root] == 300
 
 
+def test_a_fresh_tree_carries_no_score_from_the_last_one():
+    # The edge pool is reused after each reset: a new edge must start with no score, or a
+    # move's mean score (--score-weight, lz-analyze's scoreMean) mixes in an old tree's.
+    search = Search(SearchConfig(seed=7, early_stop=False), 9)
+    search.run(Game(9), 2000)
+    game = Game(9)
+    game.play(bd.BLACK, game.parse_vertex("J9"))
+    game.play(bd.WHITE, game.parse_vertex("A9"))
+    search.run(game, 30)                     # no child of the old root: a fresh tree
+    tree = search.tree
+    edges = slice(tree.node_first[search.root],
+                  tree.node_first[search.root] + tree.node_count[search.root])
+    visits, sums = tree.edge_visits[edges], tree.edge_score_sum[edges]
+    assert (sums[visits == 0] == 0).all()
+    result = search.result(game)
+    assert sums.sum() == round(sum(2 * m.score * m.visits for m in result.children))
+    assert abs(result.root_score) <= 81 + 7.5
+
+
 def test_backup_adds_the_final_score_for_each_mover():
     from engine.search import backup, new_tree, reset_tree
     tree = new_tree(10, 10)
