@@ -188,9 +188,9 @@ def build_parser():
                    help="with the network: the RAVE blend (either tree policy); default "
                         f"{SearchConfig.net_rave_bias}")
     p.add_argument("--rave-distance", type=non_negative_int, default=SearchConfig.rave_distance,
-                   help="RAVE: a playout's result counts up to 1 + N times for the moves "
+                   help="RAVE: a playout's result counts up to N times for the moves "
                         "played soon after a node, falling to once for the last (Pachi's "
-                        f"distance_rave, 3 there); 0 counts every move once; default "
+                        f"distance_rave, 3 there); 0 and 1 count every move once; default "
                         f"{SearchConfig.rave_distance}")
     p.add_argument("--tree-policy", choices=("darkforest", "puct"),
                    default=SearchConfig.tree_policy,

@@ -104,9 +104,9 @@ class SearchConfig:
     rave_bias: float = 0.00025
     net_uct_c: float = 0.3
     net_rave_bias: float = 0.02
-    # An AMAF result counts 1 + rave_distance * (moves after the move) / (moves after the
-    # node) times, so moves played soon after the node count up to 1 + rave_distance times
-    # (Pachi's distance_rave, 3 there); 0 counts every move once.
+    # An AMAF result counts 1 + rave_distance * (moves from the move on) // (moves from the
+    # node on, plus one) times: up to rave_distance times for a move played soon after the
+    # node, as Pachi's distance_rave (3 there); 0 and 1 count every move once.
     rave_distance: int = 0
     first_play_urgency: float = 1.1
     noise: float = 0.02
