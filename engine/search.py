@@ -355,7 +355,8 @@ def heuristic_prior(b, p, color, patterns, eqex, words, ladder):
 def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex, ladder,
                shapes, shape_eqex):
     """Give a node this thread has claimed (EXPANDING) its edges and mark it EXPANDED; return
-    False (and leave it UNEXPANDED) when the edge pool is full.
+    False when the edge pool is full, leaving the node EXPANDED with no edges: a leaf for
+    good, played out from, never claimed and rated (or sent to the network) again.
 
     Candidates are the legal moves that do not fill an own eye and are allowed. When priors
     has any weight on them, they are taken by falling prior until their summed prior reaches
@@ -390,7 +391,9 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
         n = kept
     first = atomic_add(tree.counters, C_EDGES, n)
     if first + n > tree.edge_move.shape[0]:
-        tree.node_state[node] = UNEXPANDED
+        tree.node_first[node] = 0
+        tree.node_count[node] = 0
+        atomic_cas(tree.node_state, node, EXPANDING, EXPANDED)
         return False
     for i in range(n):
         e = first + i

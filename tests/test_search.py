@@ -12,8 +12,8 @@ from engine.ladder import new_ladder_scratch
 from engine.game import Game
 from engine.patterns import pattern_table
 from engine.shapes import empty_model
-from engine.search import (C_EDGES, C_NODES, EXPANDED, MoveTime, Search, SearchConfig, find_child,
-                           time_verdict, unclear)
+from engine.search import (C_EDGES, C_NODES, EXPANDED, UNEXPANDED, MoveTime, Search, SearchConfig,
+                           find_child, time_verdict, unclear)
 from asciiboard import game_from_diagram
 
 
@@ -120,6 +120,43 @@ def test_full_node_pool_stops_growth_not_the_search():
     assert result.best is not None
     used = min(int(search.tree.counters[C_NODES]), config.max_nodes)
     assert used <= config.max_nodes
+
+
+def test_a_full_edge_pool_leaves_leaves_for_good_without_the_network():
+    # Once the edges run out, a leaf that cannot get children is played out from, not
+    # claimed and rated again at every descent that reaches it.
+    config = SearchConfig(seed=4, max_nodes=5000, max_edges=300, early_stop=False)
+    search = Search(config, 9)
+    result = search.run(Game(9), 3000)
+    assert result.playouts == 3000
+    tree = search.tree
+    assert tree.counters[C_EDGES] > config.max_edges   # the pool did run out
+    threshold = config.expand_visits_for(9)
+    nodes = list(tree_nodes(search))
+    assert not any(tree.node_state[n] == UNEXPANDED and tree.node_visits[n] > threshold
+                   for n in nodes)
+    assert any(tree.node_state[n] == EXPANDED and tree.node_count[n] == 0 for n in nodes)
+
+
+def test_a_full_edge_pool_sends_no_leaf_to_the_network_twice():
+    # With the edges gone the network's answer cannot give the leaf children; it must not be
+    # asked again, nor its value backed up again, each time a descent reaches the leaf. Each
+    # leaf is evaluated on the search thread, so the tree does not depend on the server's
+    # timing, and every evaluation is one value backed up through a root edge.
+    config = SearchConfig(seed=5, max_nodes=5000, max_edges=400, early_stop=False,
+                          value_weight=0.5, value_eqex=10, deterministic=True)
+    search = Search(config, 9, evaluator=tiny_evaluator())
+    try:
+        search.run(Game(9), 2000)
+        tree = search.tree
+        assert tree.counters[C_EDGES] > config.max_edges
+        evaluated_leaves = [n for n in tree_nodes(search)
+                            if n != search.root and tree.node_state[n] == EXPANDED]
+        root = slice(tree.node_first[search.root],
+                     tree.node_first[search.root] + tree.node_count[search.root])
+        assert tree.edge_value_visits[root].sum() == len(evaluated_leaves)
+    finally:
+        search.close()
 
 
 def tiny_evaluator(fail=False):
