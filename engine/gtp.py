@@ -510,12 +510,14 @@ class GtpEngine:
         pv = " ".join(self.game.vertex(p) for p in result.best.pv) or "-"
         search = self.player.search
         counters, config = search.tree.counters, search.config
+        # The counters go on past a full pool, counting claims that found no room.
         log.log(self.search_log_level,
                 "%d playouts in %.2fs (%.0f/s, stopped by %s); win rate %.3f; top: %s; pv %s; "
                 "tree %d of %d nodes, %d of %d edges; %d network evaluations", result.playouts,
                 result.seconds, result.playouts / max(result.seconds, 1e-9), result.stopped_by,
                 result.root_winrate, top, pv,
-                counters[C_NODES], config.max_nodes, counters[C_EDGES], config.max_edges,
+                min(counters[C_NODES], config.max_nodes), config.max_nodes,
+                min(counters[C_EDGES], config.max_edges), config.max_edges,
                 result.evaluations)
 
     def cmd_genmove(self, args):

@@ -226,6 +226,19 @@ def test_the_search_line_logged_after_genmove_carries_the_principal_variation(ca
     assert replays_legally(Game(9), pv, bd.BLACK)
 
 
+def test_the_search_line_gives_the_tree_at_most_its_pools(caplog):
+    """Claims past a full pool still count, but the tree never holds more than its pools."""
+    import re
+    e = engine("--max-nodes", "40")
+    with caplog.at_level("INFO", logger="gtp"):
+        e.handle_line("genmove b\n", io.StringIO())
+    line = [r.getMessage() for r in caplog.records if "playouts in" in r.getMessage()][-1]
+    nodes, max_nodes, edges, max_edges = map(int, re.search(
+        r"tree (\d+) of (\d+) nodes, (\d+) of (\d+) edges", line).groups())
+    assert (nodes, max_nodes) == (40, 40)
+    assert edges <= max_edges
+
+
 def gogui_answer(text):
     """Return an answer as GoGui's GtpClient reads it: from the first space to the end, less
     the closing blank line (GtpClient.readResponse)."""
