@@ -418,23 +418,22 @@ def escapes_atari(b, lib, color, head, words, ladder):
 
 @njit(**NO_ALLOC_INLINE)
 def atari2_moves(b, color, last, cands, words):
-    """Write the liberties of 2-liberty opponent chains at or next to the last move (playing
-    one puts the chain in atari) into cands, when that is no self-atari; return how many."""
-    w = b.info[WIDTH]
-    opponent = 3 - color
+    """Write the liberties of the last move's chain when it has two (playing one puts it in
+    atari) into cands, when that is no self-atari; return how many. (The opponent's stones
+    next to the last move all belong to that chain.)"""
     n = 0
-    for d in (0, -w, -1, 1, w):
-        q = last + d
-        if b.stones[q] != opponent or b.nlibs[b.chain[q]] != 2:
-            continue
-        head = b.chain[q]
-        for k in range(b.libs.shape[1]):
-            bits = b.libs[head, k]
-            while bits != 0:
-                p = k * 64 + popcount64((bits & (~bits + np.uint64(1))) - np.uint64(1))
-                bits &= bits - np.uint64(1)
-                if _two_liberties_after(b, p, color, words):
-                    n = add_candidate(cands, n, p)
+    if b.stones[last] != 3 - color:
+        return n
+    head = b.chain[last]
+    if b.nlibs[head] != 2:
+        return n
+    for k in range(b.libs.shape[1]):
+        bits = b.libs[head, k]
+        while bits != 0:
+            p = k * 64 + popcount64((bits & (~bits + np.uint64(1))) - np.uint64(1))
+            bits &= bits - np.uint64(1)
+            if _two_liberties_after(b, p, color, words):
+                n = add_candidate(cands, n, p)
     return n
 
 
