@@ -953,6 +953,7 @@ class Search:
         self._root_moves = None        # the game's move list (color, point) at the root
         self._root_setup = None
         self._root_color = None        # the colour the root was searched for
+        self._root_komi = None         # the komi the tree's results were counted under
         self._rngs = [po.new_rng(config.seed * 1000 + i + 1)
                       for i in range(max(1, config.threads))]
         self._params = None
@@ -982,11 +983,12 @@ class Search:
     def _place_root(self, game):
         """Move the root to the game's position, reusing the subtree when the game went on
         from the previous root by the moves recorded in between, each by the colour the tree
-        expects there, and the side to move is the one the reached node was searched for (not
-        so for a genmove or analysis for the side not to move: the edges there are the other
-        side's moves)."""
+        expects there, under the same komi, and the side to move is the one the reached node
+        was searched for (not so for a genmove or analysis for the side not to move: the edges
+        there are the other side's moves)."""
         moves = list(game.moves)
         reuse_ok = (self._root_moves is not None and self._root_setup == game.setup
+                    and self._root_komi == game.rules.komi
                     and moves[:len(self._root_moves)] == self._root_moves
                     and self.tree.counters[C_NODES] < self.config.max_nodes // 2
                     and self.tree.counters[C_EDGES] < self.config.max_edges // 2)
@@ -1008,6 +1010,7 @@ class Search:
         self._root_moves = moves
         self._root_setup = list(game.setup)
         self._root_color = game.to_play
+        self._root_komi = game.rules.komi
 
     def _expand_root(self, game, board):
         """Expand the root with superko-violating moves left out (by the network's priors when

@@ -111,6 +111,20 @@ def test_tree_is_reused_after_moves():
     assert search.tree.node_visits[child] == visits_before + 100
 
 
+def test_a_new_komi_searches_a_fresh_tree():
+    # The kept tree's win rates were counted under the old komi (GUIs let a user change it in
+    # the middle of an analysis).
+    from engine.game import Rules
+    game = Game(9)
+    search = Search(SearchConfig(seed=2, early_stop=False), 9)
+    search.run(game, 1000)
+    search.run(game, 100)
+    assert search.tree.node_visits[search.root] > 1000        # the same komi keeps the tree
+    game.rules = Rules(komi=0.5)
+    search.run(game, 100)
+    assert search.tree.node_visits[search.root] <= 100
+
+
 def test_full_node_pool_stops_growth_not_the_search():
     config = SearchConfig(seed=4, max_nodes=50, max_edges=400, early_stop=False)
     search = Search(config, 9)
