@@ -1,6 +1,7 @@
 """Analysis output for GUIs: principal variations, lz-analyze and lz-genmove_analyze (the
 Leela Zero commands that Lizzie and Sabaki speak)."""
 import io
+import re
 import threading
 
 import gtp_main
@@ -228,7 +229,6 @@ def test_the_search_line_logged_after_genmove_carries_the_principal_variation(ca
 
 def test_the_search_line_gives_the_tree_at_most_its_pools(caplog):
     """Claims past a full pool still count, but the tree never holds more than its pools."""
-    import re
     e = engine("--max-nodes", "40")
     with caplog.at_level("INFO", logger="gtp"):
         e.handle_line("genmove b\n", io.StringIO())
