@@ -179,6 +179,11 @@ class SearchConfig:
         alone, the endgame worse (benchmarks/RESULTS.md, value head), hence value_until."""
         return self.value_weight if self.before_value_until(moves_played) else 0.0
 
+    def value_eqex_at(self, moves_played, net):
+        """Return the playouts' worth of experience each evaluated leaf's value gives the move
+        into it after moves_played moves (0 without the network or from value_until on)."""
+        return self.value_eqex if net and self.before_value_until(moves_played) else 0
+
     def before_value_until(self, moves_played):
         """Return whether value_until lets the network's value enter the search after
         moves_played moves."""
@@ -218,8 +223,7 @@ class SearchConfig:
         params[P_PUCT_C] = self.puct_c
         params[P_FPU_REDUCTION] = self.fpu_reduction
         params[P_VALUE_WEIGHT] = self.value_weight_at(moves_played) if net else 0.0
-        params[P_VALUE_EQEX] = (self.value_eqex if net and self.before_value_until(moves_played)
-                                else 0)
+        params[P_VALUE_EQEX] = self.value_eqex_at(moves_played, net)
         params[P_EARLY_STOP] = 1.0 if self.early_stop else 0.0
         params[P_SCORE_WEIGHT] = self.score_weight
         params[P_SCORE_CENTER] = score_center
@@ -954,6 +958,7 @@ class Search:
         self._root_setup = None
         self._root_color = None        # the colour the root was searched for
         self._root_komi = None         # the komi the tree's results were counted under
+        self._root_value_eqex = None   # and the value's experience per evaluation
         self._rngs = [po.new_rng(config.seed * 1000 + i + 1)
                       for i in range(max(1, config.threads))]
         self._params = None
@@ -983,12 +988,16 @@ class Search:
     def _place_root(self, game):
         """Move the root to the game's position, reusing the subtree when the game went on
         from the previous root by the moves recorded in between, each by the colour the tree
-        expects there, under the same komi, and the side to move is the one the reached node
-        was searched for (not so for a genmove or analysis for the side not to move: the edges
-        there are the other side's moves)."""
+        expects there, under the same komi and value experience (from value_until on, the
+        value's experience must leave the win rates), and the side to move is the one the
+        reached node was searched for (not so for a genmove or analysis for the side not to
+        move: the edges there are the other side's moves)."""
         moves = list(game.moves)
+        value_eqex = self.config.value_eqex_at(int(game.board.info[bd.MOVE_NUMBER]),
+                                               self.server is not None)
         reuse_ok = (self._root_moves is not None and self._root_setup == game.setup
                     and self._root_komi == game.rules.komi
+                    and self._root_value_eqex == value_eqex
                     and moves[:len(self._root_moves)] == self._root_moves
                     and self.tree.counters[C_NODES] < self.config.max_nodes // 2
                     and self.tree.counters[C_EDGES] < self.config.max_edges // 2)
@@ -1011,6 +1020,7 @@ class Search:
         self._root_setup = list(game.setup)
         self._root_color = game.to_play
         self._root_komi = game.rules.komi
+        self._root_value_eqex = value_eqex
 
     def _expand_root(self, game, board):
         """Expand the root with superko-violating moves left out (by the network's priors when

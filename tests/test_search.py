@@ -184,6 +184,23 @@ def tiny_evaluator(fail=False):
     return policy
 
 
+@pytest.mark.parametrize("value_until,kept", [(0, True), (1, False)])
+def test_the_value_experience_leaves_with_the_tree_at_value_until(value_until, kept):
+    # --value-eqex's experience sits in the edges' prior playouts; from --value-until on the
+    # value is meant to be off, so the tree counted with it is not kept.
+    game = Game(9)
+    search = Search(SearchConfig(seed=2, early_stop=False, value_eqex=10,
+                                 value_until=value_until), 9, evaluator=tiny_evaluator())
+    try:
+        result = search.run(game, 600)
+        child = find_child(search.tree, search.root, result.best.point)
+        game.play(bd.BLACK, result.best.point)
+        search.run(game, 50)
+        assert (search.root == child) == kept
+    finally:
+        search.close()
+
+
 @pytest.mark.parametrize("threads,tree_policy,expand_visits", [
     (1, "darkforest", 4), (2, "darkforest", 4), (2, "puct", 4), (2, "puct", 1)])
 def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads, tree_policy,
