@@ -297,12 +297,14 @@ def add_candidate(cands, n, p):
 
 @njit(**NO_ALLOC_INLINE)
 def _pick(b, color, cands, n, policy, words, rng):
-    """Return a random acceptable candidate (trying all, from a random start) or PASS."""
-    if n == 0:
-        return PASS
-    start = rand_below(rng, n)
+    """Return a candidate drawn uniformly among the acceptable ones, or PASS. Draws without
+    replacement, shuffling cands as it goes: scanning on from a random start would give a
+    candidate listed after unacceptable ones their share too."""
     for i in range(n):
-        p = cands[(start + i) % n]
+        j = i + rand_below(rng, n - i)
+        p = cands[j]
+        cands[j] = cands[i]
+        cands[i] = p
         if _acceptable(b, p, color, policy, words, rng):
             return p
     return PASS
@@ -487,7 +489,7 @@ def nakade_point(b, last, region):
                             seen = True
                             break
                     if not seen:
-                        if count == 7:
+                        if count == 6:
                             rejected = True
                             break
                         region[count] = t
@@ -538,11 +540,16 @@ def random_move(b, color, policy, words, rng):
     """Return a random acceptable point for color (legal, not its own eye, no rejected
     self-atari), or PASS when there is none."""
     n = b.info[NEMPTY]
-    if n == 0:
-        return PASS
-    start = rand_below(rng, n)
+    # Draws without replacement, as _pick does, shuffling the empty list (whose order is
+    # free) as it goes, so each acceptable point is equally likely whatever the list's order.
     for i in range(n):
-        p = b.empties[(start + i) % n]
+        j = i + rand_below(rng, n - i)
+        p = b.empties[j]
+        q = b.empties[i]
+        b.empties[i] = p
+        b.empty_index[p] = i
+        b.empties[j] = q
+        b.empty_index[q] = j
         if _acceptable(b, p, color, policy, words, rng):
             return p
     return PASS
@@ -662,13 +669,13 @@ def _play_out(b, policy, rng, max_moves, record, ladder, cands, words):
 @njit(cache=True, nogil=True)
 def playout_ownership(b, komi, runs, policy, rng, scratch, owner_sum):
     """Run `runs` playouts from b; add +1 (black) / -1 (white) per owned point to owner_sum
-    and return the fraction of runs black won. b is left unchanged."""
+    and return the fraction of runs black won, a jigo counting half. b is left unchanged."""
     owner = np.empty(b.stones.shape[0], np.int8)
     size = b.info[SIZE]
     max_moves = 3 * size * size
     record = np.empty(max_moves, np.int32)
     ladder = new_ladder_scratch(b.stones.shape[0])
-    black_wins = 0
+    black_wins = 0.0
     for _ in range(runs):
         copy_into(scratch, b)
         run_playout(scratch, policy, rng, max_moves, record, ladder)
@@ -682,5 +689,7 @@ def playout_ownership(b, komi, runs, policy, rng, scratch, owner_sum):
                 owner_sum[p] -= 1.0
                 score -= 1.0
         if score > 0:
-            black_wins += 1
+            black_wins += 1.0
+        elif score == 0:
+            black_wins += 0.5
     return black_wins / max(runs, 1)

@@ -138,6 +138,36 @@ def test_no_nakade_point_in_a_square_four():
     assert po.nakade_point(game.board, game.parse_vertex("D2"), np.empty(8, np.int64)) == -1
 
 
+def test_plays_the_vital_point_of_a_rabbity_six():
+    # White D4 closes a six-point space (B5 C5 D5 C6 B4 C4), the largest the rule reads;
+    # C5 touches the other five.
+    game = position("""
+        . . O . . . .
+        . O . O . . .
+        O . . . O . .
+        O . . . . . .
+        . O O . . . .
+        . . . . . . .
+        . . . . . . .
+        """, [(bd.WHITE, "D4")])
+    assert po.nakade_point(game.board, game.parse_vertex("D4"), np.empty(8, np.int64)) == game.parse_vertex("C5")
+
+
+def test_no_nakade_point_in_a_seven_point_space():
+    # White D4 closes seven points (B5 C5 D5 C6 D6 B4 C4): a living eye space, where a
+    # vital-point move only throws a stone in.
+    game = position("""
+        . . O O . . .
+        . O . . O . .
+        O . . . O . .
+        O . . . . . .
+        . O O . . . .
+        . . . . . . .
+        . . . . . . .
+        """, [(bd.WHITE, "D4")])
+    assert po.nakade_point(game.board, game.parse_vertex("D4"), np.empty(8, np.int64)) == -1
+
+
 def test_puts_a_two_liberty_chain_of_the_last_move_in_atari():
     game = position("""
         . . . . . . .
@@ -217,6 +247,66 @@ def test_never_fills_its_own_true_eye():
     eyes = {game.parse_vertex("A5"), game.parse_vertex("C5"), game.parse_vertex("E5")}
     for _ in range(300):
         assert po.random_move(game.board, bd.BLACK, policy, words, rng) not in eyes
+
+
+def reorder_empties(board, first):
+    """Put the vertices' points first in the board's empty list, the rest after in their
+    order: the list's order is free, so no choice may depend on it."""
+    points = list(first) + [p for p in board.empties[:board.info[bd.NEMPTY]] if p not in first]
+    for i, p in enumerate(points):
+        board.empties[i] = p
+        board.empty_index[p] = i
+
+
+def test_a_random_move_is_uniform_over_the_acceptable_points_in_any_list_order():
+    # Black's twelve eyes are never played; A1, B1 and C1 each have a third of the draws,
+    # wherever the eyes stand in the empty list.
+    game = position("""
+        . X . X . X .
+        X X X X X X X
+        . X . X . X .
+        X X X X X X X
+        . X . X . X .
+        X X X X X X X
+        . . . X X X X
+        """, [])
+    b = game.board
+    open_points = [game.parse_vertex(v) for v in ("A1", "B1", "C1")]
+    eyes = [p for p in b.empties[:b.info[bd.NEMPTY]] if p not in open_points]
+    words = np.empty(b.libs.shape[1], np.uint64)
+    policy = po.PolicyConfig().build()
+    for order in (eyes + open_points, open_points[::-1] + eyes, eyes[:6] + open_points + eyes[6:]):
+        reorder_empties(b, order)
+        rng = po.new_rng(11)
+        draws = [po.random_move(b, bd.BLACK, policy, words, rng) for _ in range(3000)]
+        assert set(draws) == set(open_points)
+        for p in open_points:
+            assert 0.29 < draws.count(p) / len(draws) < 0.38
+
+
+def test_a_rule_picks_uniformly_among_its_acceptable_candidates():
+    # A5 and B4 are suicide for Black; E1, D2 and C1 must share the draws evenly, though
+    # E1 comes right after both in the candidate list.
+    game = position("""
+        . O . . .
+        O . O . .
+        . O . . .
+        . . . . .
+        . . . . .
+        """, [])
+    b = game.board
+    listed = [game.parse_vertex(v) for v in ("A5", "B4", "E1", "D2", "C1")]
+    words = np.empty(b.libs.shape[1], np.uint64)
+    policy = po.PolicyConfig().build()
+    rng = po.new_rng(12)
+    cands = np.empty(po.MAX_CANDIDATES, np.int64)
+    draws = []
+    for _ in range(3000):
+        cands[:len(listed)] = listed
+        draws.append(po._pick(b, bd.BLACK, cands, len(listed), policy, words, rng))
+    assert set(draws) == set(listed[2:])
+    for p in listed[2:]:
+        assert 0.29 < draws.count(p) / len(draws) < 0.38
 
 
 @pytest.mark.parametrize("size", [5, 9, 19])
@@ -340,6 +430,22 @@ SETTLED_SEKI = """
     X X X X O O O . O
     . O . X O . O O O
     """
+
+
+def test_a_jigo_is_half_a_win_in_the_ownership_playouts():
+    # Eight points each and no komi: every playout ends in a jigo, half a win for Black, as
+    # the search's playouts count it.
+    game = game_from_diagram("""
+        . X O .
+        X X O O
+        . X O .
+        X X O O
+        """, komi=0)
+    b = game.board
+    owner_sum = np.zeros(b.stones.shape[0])
+    policy = po.PolicyConfig().build()
+    assert po.playout_ownership(b, 0.0, 50, policy, po.new_rng(4), bd.copy_board(b),
+                                owner_sum) == 0.5
 
 
 @pytest.mark.parametrize("seki_reject,kept", [(1.0, True), (0.0, False)])
