@@ -450,7 +450,7 @@ def _two_liberties_after(b, p, color, words):
 def nakade_point(b, last, region):
     """Return the vital point of a 3-6 point empty region next to the last move that is
     bordered by stones of one colour only, or -1 (also when the shape has no unique one).
-    region is int64 scratch of at least 8 entries."""
+    region is int64 scratch of at least 6 entries."""
     w = b.info[WIDTH]
     own = b.stones[last]
     if own != BLACK and own != WHITE:

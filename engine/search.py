@@ -296,7 +296,8 @@ def candidate_moves(b, color, allowed, out):
 def expand(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex, ladder, shapes,
            shape_eqex):
     """Give an UNEXPANDED node its edges; return False when another thread holds the
-    expansion or the edge pool is full. See fill_edges for the other arguments."""
+    expansion or the edge pool is full (the node is then a leaf with no edges for good). See
+    fill_edges for the other arguments."""
     if atomic_cas(tree.node_state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
         return False
     return fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex,
@@ -1132,7 +1133,8 @@ class Search:
     def _evaluate_here(self, tag):
         """Evaluate a claimed leaf on this thread and expand it at once (deterministic mode);
         a failed evaluation expands it with uniform priors, as the server's callback does, and
-        a failed expansion leaves it to be claimed again, as the server does."""
+        an answer that cannot be used (an exception) leaves it to be claimed again, as the
+        server does."""
         try:
             priors, values = self.server.evaluate_now([tag[1]])
             priors, value = priors[0], None if values is None else float(values[0])

@@ -140,7 +140,7 @@ def test_no_nakade_point_in_a_square_four():
 
 def test_plays_the_vital_point_of_a_rabbity_six():
     # White D4 closes a six-point space (B5 C5 D5 C6 B4 C4), the largest the rule reads;
-    # C5 touches the other five.
+    # C5 touches four of the other five, more than any other point.
     game = position("""
         . . O . . . .
         . O . O . . .
@@ -282,6 +282,9 @@ def test_a_random_move_is_uniform_over_the_acceptable_points_in_any_list_order()
         assert set(draws) == set(open_points)
         for p in open_points:
             assert 0.29 < draws.count(p) / len(draws) < 0.38
+        empties = b.empties[:b.info[bd.NEMPTY]]
+        assert sorted(empties) == sorted(eyes + open_points)    # shuffled, still consistent
+        assert all(b.empty_index[p] == i for i, p in enumerate(empties))
 
 
 def test_a_rule_picks_uniformly_among_its_acceptable_candidates():
