@@ -28,7 +28,7 @@ from engine import board as bd
 from engine import sgf
 from engine.game import Game, IllegalMove, Rules, color_from_text, handicap_points
 from engine.player import RESIGN, Clock, TimeControl, cpu_seconds, score_text
-from engine.search import C_EDGES, C_NODES, PV_CHILDREN
+from engine.search import PV_CHILDREN
 
 log = logging.getLogger("gtp")
 
@@ -509,15 +509,13 @@ class GtpEngine:
                         for m in result.children[:5])
         pv = " ".join(self.game.vertex(p) for p in result.best.pv) or "-"
         search = self.player.search
-        counters, config = search.tree.counters, search.config
-        # The counters go on past a full pool, counting claims that found no room.
+        nodes, edges = search.pools_held()
         log.log(self.search_log_level,
                 "%d playouts in %.2fs (%.0f/s, stopped by %s); win rate %.3f; top: %s; pv %s; "
                 "tree %d of %d nodes, %d of %d edges; %d network evaluations", result.playouts,
                 result.seconds, result.playouts / max(result.seconds, 1e-9), result.stopped_by,
                 result.root_winrate, top, pv,
-                min(counters[C_NODES], config.max_nodes), config.max_nodes,
-                min(counters[C_EDGES], config.max_edges), config.max_edges,
+                nodes, search.config.max_nodes, edges, search.config.max_edges,
                 result.evaluations)
 
     def cmd_genmove(self, args):

@@ -980,11 +980,17 @@ class Search:
         if self.server is not None:
             self.server.close()
 
+    def pools_held(self):
+        """Return (nodes, edges) the tree holds. The pool counters go on past a full pool,
+        counting claims that found no room, so each is at most its pool."""
+        return (min(int(self.tree.counters[C_NODES]), self.config.max_nodes),
+                min(int(self.tree.counters[C_EDGES]), self.config.max_edges))
+
     def pools_used(self):
         """Return the larger of the shares of the node and edge pools the tree takes (the
         next search reuses the tree only while both are under half: _place_root)."""
-        return max(self.tree.counters[C_NODES] / self.config.max_nodes,
-                   self.tree.counters[C_EDGES] / self.config.max_edges)
+        nodes, edges = self.pools_held()
+        return max(nodes / self.config.max_nodes, edges / self.config.max_edges)
 
     def _place_root(self, game):
         """Move the root to the game's position, reusing the subtree when the game went on
