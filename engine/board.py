@@ -39,6 +39,11 @@ SIZE, WIDTH, KO_POINT, KO_COLOR, NEMPTY, HASH, LAST_MOVE, LAST_MOVE2, \
     LAST_KO_POINT, LAST_KO_COLOR, LAST_KO_MOVE = range(16)
 INFO_SLOTS = 16
 
+# placed_at of a setup stone (handicap, SGF AB/AW): long before any move, so that the
+# network's history planes, which fade with a stone's age, read it as an old stone rather
+# than as the stone just played (training saw every stone played by a move).
+SETUP_PLACED_AT = -(1 << 20)
+
 MIN_SIZE, MAX_SIZE = 2, 25
 
 Board = namedtuple("Board", [
@@ -50,7 +55,8 @@ Board = namedtuple("Board", [
     "libs",         # uint64[S, words]: liberty bit set, valid at heads
     "empties",      # int32[S]: the NEMPTY empty points, in no order
     "empty_index",  # int32[S]: position of an empty point inside empties
-    "placed_at",    # int32[S]: MOVE_NUMBER when the stone on the point was placed
+    "placed_at",    # int32[S]: MOVE_NUMBER when the stone on the point was placed (SETUP_PLACED_AT
+                    # for a setup stone)
     "nbr_code",     # int32[S]: 3x3 code, 2 bits per neighbour (see neighbour_code_offsets)
     "info",         # int64[INFO_SLOTS]: scalars, see the slot names above
     "zobrist",      # int64[3, S]: random keys, shared between copies of a board
@@ -407,7 +413,7 @@ def place_stone(b, p, color):
 
     Refuses PASS (OFF_BOARD), an occupied point and a stone that would have no liberties after
     captures. Captures like a move does and clears the ko, but leaves TO_PLAY, the move number,
-    the passes and the last moves alone.
+    the passes and the last moves alone; the stone counts as placed at SETUP_PLACED_AT.
     """
     if p == PASS:
         return OFF_BOARD
@@ -424,6 +430,7 @@ def place_stone(b, p, color):
         b.info[KO_POINT], b.info[KO_COLOR] = ko, ko_color
     else:
         b.info[KO_POINT] = -1
+        b.placed_at[p] = SETUP_PLACED_AT
     return status
 
 

@@ -6,7 +6,8 @@ y * N + x. Plane order (25 planes, darkforest's standard 21 + extended 4):
 
     0-2   our stones with 1, 2, >=3 liberties        3-5   their stones with 1, 2, >=3 liberties
     6     simple-ko point (illegal for us now)        7-9   our stones, their stones, empty
-    10-11 our / their history exp(-0.1 t), t = moves since the stone was placed (0 = last move)
+    10-11 our / their history exp(-0.1 t), t = moves since the stone was placed (0 = last move;
+          0 for setup stones, which count as placed long ago)
     12-20 opponent rank: kyu all zero, k dan plane k-1 set, 9d / pro all nine set
     21    border (first line)                         22    position mask exp(-0.5 d^2), d = distance
                                                             from the centre in points

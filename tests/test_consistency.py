@@ -217,7 +217,7 @@ class Pair:
         self.stats["setup"] += 1
         if status == bd.OK:
             self.ref.setup(xy, color, grid, captured)
-            self.placed_at[xy] = self.ref.move_number
+            self.placed_at[xy] = bd.SETUP_PLACED_AT     # older than any move
         self.check()
 
     def captured_chains(self, xy, color):

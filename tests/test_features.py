@@ -62,7 +62,8 @@ def slow_planes(game, color, rank=9, edge=False):
                     queue.append(r)
         return dist
 
-    # When each stone now on the board was played: the last move that put a stone there.
+    # When each stone now on the board was played: the last move that put a stone there. A
+    # setup stone, never played, is older than any move: its history is 0.
     moves_played = len(game.moves)
     placed = {}
     for i, (c, p) in enumerate(game.moves):
@@ -87,7 +88,7 @@ def slow_planes(game, color, rank=9, edge=False):
             libs = min(liberties(x, y), 3)
             out[(0 if mine else 3) + libs - 1, y, x] = 1
             out[7 if mine else 8, y, x] = 1
-            age = moves_played - 1 - placed[x, y]
+            age = moves_played - 1 - placed.get((x, y), -math.inf)
             out[10 if mine else 11, y, x] = np.float32(np.exp(-0.1 * age))
         out[21, y, x] = x in (0, n - 1) or y in (0, n - 1)
         out[22, y, x] = np.exp(-0.5 * ((x - centre) ** 2 + (y - centre) ** 2))
@@ -110,6 +111,21 @@ def test_planes_match_slow_recomputation(size, moves, seed):
         for plane in range(feat.NUM_PLANES):
             np.testing.assert_allclose(fast[plane], slow[plane], rtol=1e-6, atol=1e-7,
                                        err_msg=f"plane {plane}")
+
+
+def test_setup_stones_read_as_old_stones_in_the_history_planes():
+    # Four handicap stones, then a white and a black move: only the moves have a history.
+    game = Game(9)
+    game.set_handicap([game.point(x, y) for x, y in ((2, 2), (6, 2), (2, 6), (6, 6))])
+    before = feat.extract([game.board], [bd.WHITE])[0]
+    assert before[feat.THEIRS].sum() == 4 and before[feat.THEIR_HISTORY].sum() == 0
+    game.play(bd.WHITE, game.point(4, 4))
+    game.play(bd.BLACK, game.point(4, 6))
+    planes = feat.extract([game.board], [bd.WHITE])[0]
+    assert planes[feat.THEIR_HISTORY].max() == 1 and planes[feat.THEIR_HISTORY, 6, 4] == 1
+    assert planes[feat.THEIR_HISTORY].sum() == 1
+    assert planes[feat.OUR_HISTORY, 4, 4] == pytest.approx(math.exp(-0.1))
+    np.testing.assert_allclose(planes, slow_planes(game, bd.WHITE), atol=1e-7)
 
 
 def test_planes_after_ko_capture_mark_the_ko_point():
