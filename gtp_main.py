@@ -329,7 +329,7 @@ def build_parser():
 def setup_logging(path, level):
     """Send log records to stderr or to the file at path; OSError when the file cannot be
     opened or written."""
-    handler = logging.FileHandler(path, encoding="utf-8") if path else \
+    handler = logging.FileHandler(path, encoding="utf-8", errors="backslashreplace") if path else \
         logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     if path:    # a full device (/dev/full) opens but refuses writes: fail now, not per record

@@ -14,6 +14,7 @@ answering the command it served; a second signal ends the process at once. Outpu
 longer be written (BrokenPipeError: the GUI went away) ends the loop quietly too.
 """
 import gc
+import io
 import logging
 import os
 import queue
@@ -306,7 +307,7 @@ class GtpEngine:
             except (OSError, ValueError):
                 raw = ""
             if isinstance(raw, bytes):
-                raw = raw.decode("utf-8", "replace")
+                raw = raw.decode("utf-8", "surrogateescape")
             if not raw:
                 self._leaving_read += 1
                 self.pending.put(None)
@@ -870,6 +871,7 @@ def run_gtp(engine, inp=None, out=None):
     return after the engine's threads have stopped."""
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
+    _tolerate_bad_bytes(inp, out)
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for name in STOP_SIGNALS:
@@ -890,6 +892,17 @@ def run_gtp(engine, inp=None, out=None):
             _silence(out)
     if inp is sys.__stdin__ and out is sys.__stdout__:
         _end_process()
+
+
+def _tolerate_bad_bytes(inp, out):
+    """Let bytes that are not UTF-8 (a Latin-1 file name after loadsgf) through a text stream
+    session instead of ending it: under a strict locale (en_US.UTF-8) the first such byte on
+    stdin raised in the reader, which then took it for the end of input. The input keeps
+    them as surrogate escapes, which os functions encode back into the same bytes, so the
+    file opens; the output writes such a character as a backslash escape."""
+    for stream, errors in ((inp, "surrogateescape"), (out, "backslashreplace")):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors=errors)
 
 
 def _end_process():

@@ -123,3 +123,22 @@ def test_loadsgf_takes_a_game_of_exactly_the_move_cap(tmp_path):
     e = engine()
     assert answer(e, f"loadsgf {path}") == "="
     assert len(e.game.moves) == sgf.MAX_SGF_MOVES
+
+
+def test_a_file_name_that_is_not_utf8_loads_and_keeps_the_session_going(tmp_path):
+    # A Latin-1 file name on a stdin decoded as strict UTF-8 (en_US.UTF-8): the byte once
+    # ended the reader as if input had closed, leaving this and every later command unanswered.
+    from engine.gtp import run_gtp
+    e = engine()
+    name = os.fsencode(tmp_path) + b"/caf\xe9.sgf"
+    with open(name, "w") as f:
+        f.write("(;GM[1]FF[4]SZ[9];B[cc];W[gg])")
+    commands = b"loadsgf " + name + b"\nlist_stones black\nloadsgf " + name + b"x\nname\nquit\n"
+    inp = io.TextIOWrapper(io.BytesIO(commands), encoding="utf-8", errors="strict")
+    raw_out = io.BytesIO()
+    out = io.TextIOWrapper(raw_out, encoding="utf-8", errors="strict", write_through=True)
+    run_gtp(e, inp, out)
+    answers = raw_out.getvalue().decode("ascii").split("\n\n")
+    assert answers[:2] == ["=", "= C7"]
+    assert answers[2].startswith("? cannot load file: ") and "\\udce9" in answers[2]
+    assert answers[3:] == ["= darkgo", "=", ""]
