@@ -13,6 +13,7 @@ SIGTERM, SIGINT and SIGHUP stop the search or analysis under way and end the loo
 answering the command it served; a second signal ends the process at once. Output that can no
 longer be written (BrokenPipeError: the GUI went away) ends the loop quietly too.
 """
+import contextlib
 import gc
 import io
 import logging
@@ -53,7 +54,10 @@ PONDER_POOL_SHARE = 0.45
 # Commands that write their own response, streaming it while they search.
 _STREAMING = ("lz-analyze", "kata-analyze", "lz-genmove_analyze")
 # Keys of the analysis commands' KEY VALUE arguments (Leela Zero's and KataGo's).
-_ANALYZE_KEYS = ("interval", "ownership", "minmoves", "maxmoves", "avoid", "allow")
+# Values each analysis key takes: avoid and allow a colour, vertices and a depth; every other
+# key of Leela Zero's and KataGo's (interval, ownership, minmoves, rootInfo, pvVisits, ...) one.
+_ANALYZE_KEY_WIDTHS = {"avoid": 3, "allow": 3}
+_INTERVAL = re.compile(r"-?[0-9]+")
 
 
 class _InputArrived:
@@ -497,8 +501,6 @@ class GtpEngine:
             self.game.play(color, point)
             self._generated.append(True)
             self._just_moved = point != bd.PASS
-        else:
-            self.game.to_play = color
         self._log_search()
         return self.game.vertex(point)
 
@@ -526,7 +528,21 @@ class GtpEngine:
         return self._generate(args, cleanup=True)
 
     def cmd_reg_genmove(self, args):
-        return self._generate(args, commit=False)
+        with self._keeping_side_to_move():
+            return self._generate(args, commit=False)
+
+    @contextlib.contextmanager
+    def _keeping_side_to_move(self):
+        """Give back the side to move on leaving: for the commands that search or judge for a
+        colour of their own and must leave the game as it was (reg_genmove, the analysis
+        commands), as the search and the playouts take the colour from the game."""
+        game = self.game
+        before = game.to_play
+        try:
+            yield
+        finally:
+            game.to_play = before
+            game.board.info[bd.TO_PLAY] = before
 
     def cmd_undo(self, args):
         try:
@@ -717,9 +733,10 @@ class GtpEngine:
     def cmd_gogui_dash_visits(self, args):
         self._expect(args, 1)
         color = self._color(args[0])
-        self.game.to_play = color
-        result = self.player.search.run(self.game, self.player.config.rollouts,
-                                        stop_event=self._search_stop())
+        with self._keeping_side_to_move():
+            self.game.to_play = color
+            result = self.player.search.run(self.game, self.player.config.rollouts,
+                                            stop_event=self._search_stop())
         visits = {m.point: m.visits for m in result.children}
         rows = []
         for y in range(self.game.size - 1, -1, -1):
@@ -730,24 +747,28 @@ class GtpEngine:
     def _analyze_args(self, args, color=None):
         """Return (color, interval in centiseconds, ownership wanted) from the analysis
         commands' arguments '[color] [interval] [KEY VALUE]...' (Leela Zero's and KataGo's);
-        color defaults to the side to move, the interval to 1 s. Keys other than interval and
-        ownership (minmoves, avoid, ...) end the list and are ignored with what follows."""
+        color defaults to the side to move, the interval to 1 s. Other keys (KataGo's
+        rootInfo, pvVisits, minmoves, avoid, ...) are read past and ignored."""
         rest = list(args)
         if color is None:
             color = self.game.to_play
             if rest and rest[0].lower() in ("b", "w", "black", "white"):
                 color = self._color(rest.pop(0))
         interval, ownership = 100, False
-        if rest and rest[0] not in _ANALYZE_KEYS:
+        if rest and _INTERVAL.fullmatch(rest[0]):
             interval = self._int(rest.pop(0))
-        while len(rest) >= 2 and rest[0] in ("interval", "ownership"):
-            key, value = rest.pop(0), rest.pop(0)
-            if key == "interval":
-                interval = self._int(value)
-            elif value.lower() in ("true", "false"):
-                ownership = value.lower() == "true"
-            else:
+        while rest:
+            key = rest.pop(0)
+            width = _ANALYZE_KEY_WIDTHS.get(key, 1)
+            if len(rest) < width:
                 raise GtpError("syntax error")
+            values, rest = rest[:width], rest[width:]
+            if key == "interval":
+                interval = self._int(values[0])
+            elif key == "ownership":
+                if values[0].lower() not in ("true", "false"):
+                    raise GtpError("syntax error")
+                ownership = values[0].lower() == "true"
         return color, max(interval, 1), ownership
 
     def cmd_lz_dash_analyze(self, args, out=None, cmd_id=""):
@@ -762,8 +783,9 @@ class GtpEngine:
         after the info entries: row by row from the top left, +1 for color, -1 against."""
         color, interval, ownership = self._analyze_args(args)
         if ownership:
-            self.game.to_play = color
-            own = self.player.ownership(self.game).mean
+            with self._keeping_side_to_move():
+                self.game.to_play = color
+                own = self.player.ownership(self.game).mean
             sign = 1.0 if color == bd.BLACK else -1.0
             size = self.game.size
             values = " ".join(f"{sign * own[self.game.point(x, y)] + 0.0:.4f}"
@@ -782,11 +804,13 @@ class GtpEngine:
         next command arrives, inside one '=' response; the game is left as it was."""
         out.write(f"={cmd_id}\n")
         out.flush()
-        self.game.to_play = color
         try:
-            self.player.search.run(self.game, ANALYSIS_PLAYOUTS,
-                                   stop_event=_AnyOf(self.stopping, _InputArrived(self.pending)),
-                                   progress=(interval / 100.0, self._info_writer(out, line_of)))
+            with self._keeping_side_to_move():
+                self.game.to_play = color
+                self.player.search.run(
+                    self.game, ANALYSIS_PLAYOUTS,
+                    stop_event=_AnyOf(self.stopping, _InputArrived(self.pending)),
+                    progress=(interval / 100.0, self._info_writer(out, line_of)))
         except Exception:   # the '=' is out: a '?' now would break the stream
             log.error("%s stopped by an internal error:\n%s", name, traceback.format_exc())
         out.write("\n")

@@ -206,7 +206,15 @@ def test_analysis_arguments_take_lz_and_kata_key_value_pairs():
     assert e._analyze_args(["W", "20", "ownership", "true"]) == (bd.WHITE, 20, True)
     assert e._analyze_args(["ownership", "true", "interval", "5"]) == (bd.BLACK, 5, True)
     assert e._analyze_args(["10", "avoid", "b", "D4", "1"]) == (bd.BLACK, 10, False)
-    for command in ("kata-analyze b ten", "kata-analyze b 10 ownership maybe"):
+    # KataGo's other keys are read past, before or after the ones we use (rootInfo once
+    # refused the command; pvVisits left the ownership after it unread).
+    assert e._analyze_args(["b", "rootInfo", "true"]) == (bd.BLACK, 100, False)
+    assert e._analyze_args(["w", "50", "pvVisits", "true", "ownership", "true"]) == \
+        (bd.WHITE, 50, True)
+    assert e._analyze_args(["allow", "b", "D4,E5", "2", "interval", "7", "minmoves", "3"]) == \
+        (bd.BLACK, 7, False)
+    for command in ("kata-analyze b ten", "kata-analyze b 10 ownership maybe",
+                    "kata-analyze 10 avoid b D4", "kata-analyze 10 interval"):
         out = io.StringIO()
         e.handle_line(command + "\n", out)
         assert out.getvalue() == "? syntax error\n\n"
@@ -260,3 +268,20 @@ def test_board_answers_parse_as_gogui_reads_them():
         rows = [line.split() for line in gogui_answer(out.getvalue()).splitlines() if line.strip()]
         assert len(rows) == 9 and all(len(row) == 9 for row in rows), command
         assert all(parse(value) is not None for row in rows for value in row)
+
+
+def test_analysis_and_reg_genmove_for_the_other_colour_leave_the_side_to_move():
+    # GTP: reg_genmove leaves the board as it was; so do the analysis commands. Each once
+    # left its colour as the side to move, so that a colourless lz-analyze (Lizzie's) and
+    # final_score's ownership then judged for the wrong side.
+    e = walled_engine()
+    commands = ["lz-analyze w 10", "kata-analyze w 10 ownership true"]
+    for command in commands:
+        run_analysis(e, command, seconds=0.5)
+        assert e.game.to_play == bd.BLACK and e.game.board.info[bd.TO_PLAY] == bd.BLACK
+    for command in ("reg_genmove w", "gogui-visits w"):
+        out = io.StringIO()
+        e.handle_line(command + "\n", out)
+        assert out.getvalue().startswith("= ")
+        assert e.game.to_play == bd.BLACK and e.game.board.info[bd.TO_PLAY] == bd.BLACK
+    assert len(e.game.moves) == 18
