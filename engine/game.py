@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from engine import board as bd
 
 COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # GTP skips I
+HANDICAP_STONES, HANDICAP_STONES_BUT_ONE = "stones", "stones_but_one"
 
 
 class IllegalMove(ValueError):
@@ -17,9 +18,14 @@ class IllegalMove(ValueError):
 
 @dataclass(frozen=True)
 class Rules:
-    """Rule settings: komi, and whether the opponent's superko repetitions are refused."""
+    """Rule settings: komi, whether the opponent's superko repetitions are refused, and the
+    points White gets at the count for Black's handicap stones: HANDICAP_STONES (one a stone:
+    KGS's chinese, GNU Go's and Pachi's Chinese count), HANDICAP_STONES_BUT_ONE (one for each
+    but the first: KGS's aga, and japanese, where it brings the area count to KGS's territory
+    count) or none (KGS's new_zealand)."""
     komi: float = 7.5
     strict_superko: bool = False
+    handicap_compensation: str = "none"
 
     def __post_init__(self):
         # Always a float: the jitted scoring and playouts compile once per argument type, and
@@ -211,6 +217,17 @@ class Game:
         """Return True if the last two moves were passes."""
         return len(self.moves) >= 2 and self.moves[-1][1] == bd.PASS and self.moves[-2][1] == bd.PASS
 
+    @property
+    def scoring_komi(self):
+        """Return the komi plus the handicap compensation of the rules: what the count, the
+        playouts and the search's win rates take from Black's area."""
+        if self.rules.handicap_compensation == HANDICAP_STONES:
+            return self.rules.komi + self.handicap
+        if self.rules.handicap_compensation == HANDICAP_STONES_BUT_ONE:
+            return self.rules.komi + max(self.handicap - 1, 0)
+        return self.rules.komi
+
     def tromp_taylor_score(self):
-        """Return black minus white area minus komi, counting every stone on the board alive."""
-        return float(bd.area_score(self.board, self.rules.komi))
+        """Return black minus white area minus the scoring komi, counting every stone on the
+        board alive."""
+        return float(bd.area_score(self.board, self.scoring_komi))

@@ -28,7 +28,8 @@ import traceback
 
 from engine import board as bd
 from engine import sgf
-from engine.game import Game, IllegalMove, Rules, color_from_text, handicap_points
+from engine.game import (HANDICAP_STONES, HANDICAP_STONES_BUT_ONE, Game, IllegalMove, Rules,
+                         color_from_text, handicap_points)
 from engine.player import RESIGN, Clock, TimeControl, cpu_seconds, score_text
 from engine.search import PV_CHILDREN
 
@@ -358,8 +359,15 @@ class GtpEngine:
     def _rules(self, komi):
         """Return the Rules for a game at komi. Positional superko refuses an opponent's move
         only with --rules strict and under rules that have it: KGS's chinese; its aga and
-        new_zealand have situational superko, japanese none, and the server is the judge."""
-        return Rules(komi=komi, strict_superko=self.strict_superko and self.kgs_rules == "chinese")
+        new_zealand have situational superko, japanese none, and the server is the judge.
+        White gets KGS's handicap compensation at the count: a point a handicap stone under
+        chinese (and without kgs-rules, as GNU Go and Pachi count by Chinese rules), one for
+        each but the first under aga (and japanese, as Pachi counts it by area), none under
+        new_zealand."""
+        compensation = {"chinese": HANDICAP_STONES, "aga": HANDICAP_STONES_BUT_ONE,
+                        "japanese": HANDICAP_STONES_BUT_ONE}.get(self.kgs_rules, "none")
+        return Rules(komi=komi, strict_superko=self.strict_superko and self.kgs_rules == "chinese",
+                     handicap_compensation=compensation)
 
     def _new_game(self, size):
         self.game = Game(size, self.game.rules)
@@ -606,6 +614,7 @@ class GtpEngine:
         except sgf.SgfError as exc:
             log.warning("loadsgf %s: %s", args[0], exc)
             raise GtpError(f"cannot load file: {exc}") from None
+        game.rules = self._rules(game.rules.komi)     # the file's komi, the engine's rules
         self.game = game
         self._generated = [False] * len(game.moves)
         self.player.new_game(game.size)
@@ -637,7 +646,7 @@ class GtpEngine:
         plays and counts by area. japanese is accepted with a warning rather than refused, so
         that a game set up with it is still played: KGS then counts territory, which can
         differ from area by a point or so (a stone played inside one's own territory costs
-        a point there, nothing here)."""
+        a point there, nothing here). The rules set the handicap compensation (see _rules)."""
         if not args:
             raise GtpError("syntax error")
         rules = args[0].lower()

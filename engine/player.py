@@ -134,7 +134,7 @@ class Ownership:
         self.mean = np.zeros(board.stones.shape[0], np.float64)
         scratch = bd.copy_board(board)
         rng = po.new_rng(seed)
-        self.black_winrate = po.playout_ownership(board, game.rules.komi, runs, policy, rng,
+        self.black_winrate = po.playout_ownership(board, game.scoring_komi, runs, policy, rng,
                                                   scratch, self.mean)
         self.mean /= max(runs, 1)
 
@@ -482,7 +482,7 @@ class Player:
 
     @staticmethod
     def _ownership_key(game):
-        return tuple(game.moves), tuple(game.setup), game.rules.komi
+        return tuple(game.moves), tuple(game.setup), game.scoring_komi
 
     def _has_ownership(self, game):
         """Return True when the current position's Ownership is cached."""
@@ -502,7 +502,7 @@ class Player:
         """Return the area score from color's view with estimated dead stones removed (the
         ownership playouts that fit in seconds, all without a limit)."""
         dead = self.ownership(game, seconds).dead_points(game)
-        score = bd.area_score(board_without(game, dead), game.rules.komi)
+        score = bd.area_score(board_without(game, dead), game.scoring_komi)
         return score if color == bd.BLACK else -score
 
     def genmove(self, game, color, cleanup=False, stop_event=None, progress=None):

@@ -1003,7 +1003,7 @@ class Search:
         value_eqex = self.config.value_eqex_at(int(game.board.info[bd.MOVE_NUMBER]),
                                                self.server is not None)
         reuse_ok = (self._root_moves is not None and self._root_setup == game.setup
-                    and self._root_komi == game.rules.komi
+                    and self._root_komi == game.scoring_komi
                     and self._root_value_eqex == value_eqex
                     and moves[:len(self._root_moves)] == self._root_moves
                     and self.tree.counters[C_NODES] < self.config.max_nodes // 2
@@ -1026,7 +1026,7 @@ class Search:
         self._root_moves = moves
         self._root_setup = list(game.setup)
         self._root_color = game.to_play
-        self._root_komi = game.rules.komi
+        self._root_komi = game.scoring_komi
         self._root_value_eqex = value_eqex
 
     def _expand_root(self, game, board):
@@ -1194,7 +1194,7 @@ class Search:
         board = bd.copy_board(game.board)
         board.info[bd.TO_PLAY] = game.to_play
         if self.server is not None:
-            self.server.komi = game.rules.komi
+            self.server.komi = game.scoring_komi
             self.server.values = self.config.uses_value(int(game.board.info[bd.MOVE_NUMBER]))
         evaluated_before = 0 if self.server is None else self.server.evaluated
         self._place_root(game)
@@ -1202,7 +1202,7 @@ class Search:
         tree = self.tree
         tree.counters[C_PLAYOUTS_CLAIMED] = 0
         tree.counters[C_PLAYOUTS_DONE] = 0
-        params = self.config.as_array(game.rules.komi, net=self.server is not None,
+        params = self.config.as_array(game.scoring_komi, net=self.server is not None,
                                       size=game.size,
                                       score_center=self._starting_score_center(game),
                                       moves_played=int(game.board.info[bd.MOVE_NUMBER]))

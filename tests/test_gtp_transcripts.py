@@ -126,3 +126,30 @@ def test_printsgf_names_the_engine_only_for_the_colours_it_generated_moves_for()
     assert players() == ("darkgo 0.1.0", None)
     engine.handle_line("clear_board\n", io.StringIO())
     assert players() == (None, None)
+
+
+@pytest.mark.parametrize("rules,score", [(None, "B+78.5"), ("chinese", "B+78.5"),
+                                         ("aga", "B+79.5"), ("japanese", "B+79.5"),
+                                         ("new_zealand", "B+80.5")])
+def test_kgs_rules_give_white_kgs_handicap_compensation_at_the_count(rules, score, tmp_path):
+    # Two handicap stones own the whole 9x9 board: 81 points less komi 0.5, less a point a
+    # stone under KGS's chinese and plain GTP (GNU Go's Chinese count gives B+78.5 too), a
+    # point for each but the first under KGS's aga (and japanese, counted by area as Pachi
+    # does), none under new_zealand.
+    engine = gtp_main.build_engine(gtp_main.build_parser().parse_args(DEFAULT_FLAGS))
+    setup = ([f"kgs-rules {rules}"] if rules else []) + [
+        "boardsize 9", "clear_board", "komi 0.5", "set_free_handicap C3 G7", "play w pass",
+        "play b pass"]
+    for command in setup:
+        out = io.StringIO()
+        engine.handle_line(command + "\n", out)
+        assert out.getvalue() == "= \n\n" or out.getvalue() == "=\n\n", command
+    # The same count after the game goes through a file (loadsgf takes the file's komi and
+    # keeps the engine's rules).
+    for command in ("final_score", f"printsgf {tmp_path}/game.sgf", "clear_board",
+                    f"loadsgf {tmp_path}/game.sgf", "final_score"):
+        out = io.StringIO()
+        engine.handle_line(command + "\n", out)
+        if command == "final_score":
+            assert answer_lines(out.getvalue()) == [f"= {score}"]
+    assert engine.game.rules.komi == 0.5 and engine.game.handicap == 2
