@@ -44,7 +44,8 @@ def _read(path):
 
 def load_game(path, move_number=None, strict_superko=False):
     """Return a Game holding the SGF's (first game's) main line up to (not including) move
-    move_number; SgfError says why a file cannot be loaded."""
+    move_number, with that move's colour to play (setup stones on the way are placed);
+    SgfError says why a file cannot be loaded."""
     record = _read(path)
     size = record.get_size()
     if not bd.MIN_SIZE <= size <= bd.MAX_SIZE:
@@ -63,13 +64,17 @@ def load_game(path, move_number=None, strict_superko=False):
             game.to_play = bd.WHITE
         limit = None if move_number is None else move_number - 1
         for node in record.get_main_sequence()[1:]:
-            if limit is not None and len(game.moves) >= limit:
-                break
-            if node.has_setup_stones():
+            at_limit = limit is not None and len(game.moves) >= limit
+            # Setup stones before the first move are the starting position; later ones, not
+            # supported, are refused only where they are loaded.
+            if node.has_setup_stones() and not (at_limit and game.moves):
                 _apply_setup(game, node)
             colour, move = node.get_move()
             if colour is None:
                 continue
+            if at_limit:
+                game.to_play = _SGF_COLOR[colour]     # the move the position stands before
+                break
             if len(game.moves) == MAX_SGF_MOVES:
                 raise SgfError(f"more than {MAX_SGF_MOVES} moves (loadsgf FILE MOVE_NUMBER "
                                "loads the moves before MOVE_NUMBER)")
@@ -107,8 +112,8 @@ def _apply_setup(game, node):
 
 
 def game_to_sgf(game, black_name="", white_name="", result=None):
-    """Return the game so far as SGF text with SZ, KM, HA, RU, RE, and PB and PW where a
-    player's name is given."""
+    """Return the game so far as SGF text with SZ, KM, HA, RU, RE, PB and PW where a player's
+    name is given, and PL for a position of setup stones alone (loadsgf reads it back)."""
     record = sgf.Sgf_game(size=game.size)
     root = record.get_root()
     root.set("KM", game.rules.komi)
@@ -125,6 +130,8 @@ def game_to_sgf(game, black_name="", white_name="", result=None):
     white = {_sgf_move(game, p) for c, p in game.setup if c == bd.WHITE}
     if black or white:
         root.set_setup_stones(black, white)
+        if not game.moves:
+            root.set("PL", "b" if game.to_play == bd.BLACK else "w")
     for color, point in game.moves:
         node = record.extend_main_sequence()
         node.set_move("b" if color == bd.BLACK else "w",

@@ -125,6 +125,37 @@ def test_loadsgf_takes_a_game_of_exactly_the_move_cap(tmp_path):
     assert len(e.game.moves) == sgf.MAX_SGF_MOVES
 
 
+@pytest.mark.parametrize("text,move_number,black,white,to_move", [
+    # Setup stones in the node before the first move are part of the position before it.
+    ("(;GM[1]FF[4]SZ[9];AB[cc][dd]AW[gg];W[ee];B[ff])", 1, "C7 D6", "G3", "white"),
+    ("(;GM[1]FF[4]SZ[9];AB[cc][dd]AW[gg];W[ee];B[ff])", 2, "C7 D6", "G3 E5", "black"),
+    # The side to move is the colour of the move the position stands before.
+    ("(;GM[1]FF[4]SZ[9]AB[cc][gg];W[ee];B[cg])", 1, "C7 G3", "", "white"),
+    ("(;GM[1]FF[4]SZ[9];B[cc];B[dd];W[ee])", 2, "C7", "", "black"),
+])
+def test_loadsgf_with_a_move_number_gives_the_position_before_that_move(tmp_path, text,
+                                                                         move_number, black,
+                                                                         white, to_move):
+    path = tmp_path / "game.sgf"
+    path.write_text(text)
+    e = engine()
+    assert answer(e, f"loadsgf {path} {move_number}") == "="
+    assert set(answer(e, "list_stones black")[1:].split()) == set(black.split())
+    assert set(answer(e, "list_stones white")[1:].split()) == set(white.split())
+    assert (e.game.to_play == 1) == (to_move == "black")
+
+
+def test_printsgf_of_setup_stones_alone_keeps_the_side_to_move(tmp_path):
+    path = tmp_path / "setup.sgf"
+    path.write_text("(;GM[1]FF[4]SZ[9]AB[cc]AW[gg]PL[W])")
+    e = engine()
+    assert answer(e, f"loadsgf {path}") == "=" and e.game.to_play == 2
+    saved = tmp_path / "saved.sgf"
+    assert answer(e, f"printsgf {saved}") == "="
+    assert answer(e, "clear_board") == "=" and answer(e, f"loadsgf {saved}") == "="
+    assert e.game.to_play == 2 and answer(e, "list_stones white") == "= G3"
+
+
 def test_a_file_name_that_is_not_utf8_loads_and_keeps_the_session_going(tmp_path):
     # A Latin-1 file name on a stdin decoded as strict UTF-8 (en_US.UTF-8): the byte once
     # ended the reader as if input had closed, leaving this and every later command unanswered.
