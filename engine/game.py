@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from engine import board as bd
 
 COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # GTP skips I
-HANDICAP_STONES, HANDICAP_STONES_BUT_ONE = "stones", "stones_but_one"
+HANDICAP_NONE, HANDICAP_STONES, HANDICAP_STONES_BUT_ONE = "none", "stones", "stones_but_one"
 
 
 class IllegalMove(ValueError):
@@ -22,12 +22,15 @@ class Rules:
     points White gets at the count for Black's handicap stones: HANDICAP_STONES (one a stone:
     KGS's chinese, GNU Go's and Pachi's Chinese count), HANDICAP_STONES_BUT_ONE (one for each
     but the first: KGS's aga, and japanese, where it brings the area count to KGS's territory
-    count) or none (KGS's new_zealand)."""
+    count) or HANDICAP_NONE (KGS's new_zealand)."""
     komi: float = 7.5
     strict_superko: bool = False
-    handicap_compensation: str = "none"
+    handicap_compensation: str = HANDICAP_NONE
 
     def __post_init__(self):
+        if self.handicap_compensation not in (HANDICAP_NONE, HANDICAP_STONES,
+                                              HANDICAP_STONES_BUT_ONE):
+            raise ValueError(f"unknown handicap compensation {self.handicap_compensation!r}")
         # Always a float: the jitted scoring and playouts compile once per argument type, and
         # an int komi (Rules(komi=7)) would compile them all again.
         object.__setattr__(self, "komi", float(self.komi))

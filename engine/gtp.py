@@ -28,8 +28,8 @@ import traceback
 
 from engine import board as bd
 from engine import sgf
-from engine.game import (HANDICAP_STONES, HANDICAP_STONES_BUT_ONE, Game, IllegalMove, Rules,
-                         color_from_text, handicap_points)
+from engine.game import (HANDICAP_NONE, HANDICAP_STONES, HANDICAP_STONES_BUT_ONE, Game,
+                         IllegalMove, Rules, color_from_text, handicap_points)
 from engine.player import RESIGN, Clock, TimeControl, cpu_seconds, score_text
 from engine.search import PV_CHILDREN
 
@@ -59,6 +59,8 @@ _STREAMING = ("lz-analyze", "kata-analyze", "lz-genmove_analyze")
 # key of Leela Zero's and KataGo's (interval, ownership, minmoves, rootInfo, pvVisits, ...) one.
 _ANALYZE_KEY_WIDTHS = {"avoid": 3, "allow": 3}
 _INTERVAL = re.compile(r"-?[0-9]+")
+# SGF's RU for the rules kgs-rules names (chinese without it).
+_SGF_RULES = {"chinese": "Chinese", "aga": "AGA", "japanese": "Japanese", "new_zealand": "NZ"}
 
 
 class _InputArrived:
@@ -365,7 +367,7 @@ class GtpEngine:
         each but the first under aga (and japanese, as Pachi counts it by area), none under
         new_zealand."""
         compensation = {"chinese": HANDICAP_STONES, "aga": HANDICAP_STONES_BUT_ONE,
-                        "japanese": HANDICAP_STONES_BUT_ONE}.get(self.kgs_rules, "none")
+                        "japanese": HANDICAP_STONES_BUT_ONE}.get(self.kgs_rules, HANDICAP_NONE)
         return Rules(komi=komi, strict_superko=self.strict_superko and self.kgs_rules == "chinese",
                      handicap_compensation=compensation)
 
@@ -626,7 +628,7 @@ class GtpEngine:
         name = f"{NAME} {VERSION}"
         text = sgf.game_to_sgf(self.game, black_name=name if bd.BLACK in ours else "",
                                white_name=name if bd.WHITE in ours else "",
-                               result=self._result_text())
+                               result=self._result_text(), rules=_SGF_RULES[self.kgs_rules])
         if not args:
             return text.strip()
         try:
@@ -904,6 +906,11 @@ def run_gtp(engine, inp=None, out=None):
     return after the engine's threads have stopped."""
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
+    if inp is None:     # no stdin at all (started with <&-): the input is over at once
+        inp = io.StringIO()
+    if out is None:     # no stdout: the first answer finds the output gone
+        out = io.StringIO()
+        out.close()
     _tolerate_bad_bytes(inp, out)
     previous = {}
     if threading.current_thread() is threading.main_thread():
@@ -935,7 +942,10 @@ def _tolerate_bad_bytes(inp, out):
     file opens; the output writes such a character as a backslash escape."""
     for stream, errors in ((inp, "surrogateescape"), (out, "backslashreplace")):
         if isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors=errors)
+            try:
+                stream.reconfigure(errors=errors)
+            except (OSError, ValueError):   # closed, or already read from: left as it is
+                pass
 
 
 def _end_process():

@@ -682,7 +682,8 @@ class Player:
         return {"dead": sorted(dead), "alive": alive, "seki": sorted(seki)}
 
     def final_score(self, game):
-        """Return the area score black minus white minus komi after dead-stone removal."""
+        """Return the area score black minus white minus the scoring komi (the komi and the
+        rules' handicap compensation) after dead-stone removal."""
         return self.score_for(game, bd.BLACK)
 
 

@@ -58,10 +58,7 @@ def load_game(path, move_number=None, strict_superko=False):
     game = Game(size, Rules(komi=komi, strict_superko=strict_superko))
     try:
         _apply_setup(game, root)
-        if root.has_property("HA") and game.setup:
-            game.handicap = int(root.get("HA"))
-        if game.setup and all(c == bd.BLACK for c, _ in game.setup) and game.handicap:
-            game.to_play = bd.WHITE
+        settled = False
         limit = None if move_number is None else move_number - 1
         for node in record.get_main_sequence()[1:]:
             at_limit = limit is not None and len(game.moves) >= limit
@@ -72,6 +69,9 @@ def load_game(path, move_number=None, strict_superko=False):
             colour, move = node.get_move()
             if colour is None:
                 continue
+            if not settled:
+                _settle_setup(game, root)
+                settled = True
             if at_limit:
                 game.to_play = _SGF_COLOR[colour]     # the move the position stands before
                 break
@@ -81,6 +81,8 @@ def load_game(path, move_number=None, strict_superko=False):
             point = bd.PASS if move is None else _point(game, move)
             if game.play(_SGF_COLOR[colour], point, superko=strict_superko):
                 log.warning("SGF move %d repeats an earlier position", len(game.moves))
+        if not settled:
+            _settle_setup(game, root)
         if root.has_property("PL") and not game.moves:
             game.to_play = _SGF_COLOR[root.get("PL")]
     except IllegalMove as exc:
@@ -91,6 +93,15 @@ def load_game(path, move_number=None, strict_superko=False):
         raise SgfError(f"bad SGF property: {exc}") from None
     game.board.info[bd.TO_PLAY] = game.to_play
     return game
+
+
+def _settle_setup(game, root):
+    """Read what the setup stones before the first move make, in the root or the nodes after
+    it: a handicap (HA, when Black's stones are the whole setup) with White to move."""
+    if root.has_property("HA") and game.setup and all(c == bd.BLACK for c, _ in game.setup):
+        game.handicap = int(root.get("HA"))
+        if game.handicap:
+            game.to_play = bd.WHITE
 
 
 def _point(game, move):
@@ -111,13 +122,14 @@ def _apply_setup(game, node):
             game.place_setup(colour, _point(game, move))
 
 
-def game_to_sgf(game, black_name="", white_name="", result=None):
-    """Return the game so far as SGF text with SZ, KM, HA, RU, RE, PB and PW where a player's
-    name is given, and PL for a position of setup stones alone (loadsgf reads it back)."""
+def game_to_sgf(game, black_name="", white_name="", result=None, rules="Chinese"):
+    """Return the game so far as SGF text with SZ, KM, HA, RU (the rules the result was
+    counted by), RE, PB and PW where a player's name is given, and PL for a position of setup
+    stones alone (loadsgf reads it back)."""
     record = sgf.Sgf_game(size=game.size)
     root = record.get_root()
     root.set("KM", game.rules.komi)
-    root.set("RU", "Chinese")
+    root.set("RU", rules)
     if game.handicap:
         root.set("HA", game.handicap)
     if black_name:
@@ -166,6 +178,8 @@ def ascii_board(game):
     lines.append("    " + " ".join(letters))
     b_caps = int(game.board.info[bd.CAPTURED_BY_BLACK])
     w_caps = int(game.board.info[bd.CAPTURED_BY_WHITE])
-    lines.append(f"komi {game.rules.komi:g}; captured by black {b_caps}, by white {w_caps}; "
-                 f"{'black' if game.to_play == bd.BLACK else 'white'} to move")
+    compensation = game.scoring_komi - game.rules.komi
+    extra = f" (+{compensation:g} for the handicap)" if compensation else ""
+    lines.append(f"komi {game.rules.komi:g}{extra}; captured by black {b_caps}, by white "
+                 f"{w_caps}; {'black' if game.to_play == bd.BLACK else 'white'} to move")
     return "\n".join(lines)

@@ -173,3 +173,41 @@ def test_a_file_name_that_is_not_utf8_loads_and_keeps_the_session_going(tmp_path
     assert answers[:2] == ["=", "= C7"]
     assert answers[2].startswith("? cannot load file: ") and "\\udce9" in answers[2]
     assert answers[3:] == ["= darkgo", "=", ""]
+
+
+def test_a_handicap_set_up_after_the_root_node_is_a_handicap(tmp_path):
+    path = tmp_path / "handicap.sgf"
+    path.write_text("(;GM[1]FF[4]SZ[9]KM[0.5]HA[2];AB[cc][gg];W[ee];B[ff])")
+    e = engine()
+    assert answer(e, f"loadsgf {path} 1") == "="
+    assert e.game.handicap == 2 and e.game.to_play == 2 and e.game.scoring_komi == 2.5
+    assert answer(e, f"loadsgf {path}") == "=" and e.game.handicap == 2
+
+
+def test_printsgf_names_the_rules_the_result_was_counted_by():
+    e = engine()
+    assert "RU[Chinese]" in answer(e, "printsgf")
+    assert answer(e, "kgs-rules new_zealand") == "="
+    assert "RU[NZ]" in answer(e, "printsgf")
+
+
+def test_showboard_gives_the_handicap_compensation_beside_the_komi():
+    e = engine()
+    for line in ("clear_board", "komi 0.5", "fixed_handicap 3"):
+        assert answer(e, line).startswith("=")
+    assert "komi 0.5 (+3 for the handicap); " in answer(e, "showboard")
+    assert answer(e, "kgs-rules aga") == "="
+    assert "komi 0.5 (+2 for the handicap); " in answer(e, "showboard")
+
+
+def test_without_stdin_or_stdout_the_session_ends_at_once(monkeypatch):
+    # Started with <&- (no stdin) the reader thread died on None and the loop waited for good.
+    from engine.gtp import run_gtp
+    monkeypatch.setattr("sys.stdin", None)
+    out = io.StringIO()
+    run_gtp(engine(), None, out)
+    assert out.getvalue() == ""
+    monkeypatch.setattr("sys.stdout", None)
+    e = engine()
+    run_gtp(e, io.StringIO("name\nname\n"), None)
+    assert e.output_gone

@@ -304,3 +304,13 @@ def test_komi_is_always_a_float_so_the_jitted_scoring_compiles_once():
     game = Game(5, Rules(komi=7))
     assert type(game.rules.komi) is float and game.rules.komi == 7.0
     assert game.tromp_taylor_score() == -7.0
+
+
+def test_scoring_komi_adds_the_rules_handicap_compensation():
+    for compensation, scoring in (("none", 0.5), ("stones", 4.5), ("stones_but_one", 3.5)):
+        game = Game(9, Rules(komi=0.5, handicap_compensation=compensation))
+        assert game.scoring_komi == 0.5
+        game.set_handicap([game.point(x, y) for x, y in handicap_points(9, 4)])
+        assert game.scoring_komi == scoring
+    with pytest.raises(ValueError):
+        Rules(handicap_compensation="chinese")
