@@ -54,7 +54,6 @@ PONDER_POOL_SHARE = 0.45
 
 # Commands that write their own response, streaming it while they search.
 _STREAMING = ("lz-analyze", "kata-analyze", "lz-genmove_analyze")
-# Keys of the analysis commands' KEY VALUE arguments (Leela Zero's and KataGo's).
 # Values each analysis key takes: avoid and allow a colour, vertices and a depth; every other
 # key of Leela Zero's and KataGo's (interval, ownership, minmoves, rootInfo, pvVisits, ...) one.
 _ANALYZE_KEY_WIDTHS = {"avoid": 3, "allow": 3}
