@@ -11,7 +11,9 @@ Games are taken in archive order, one position from each: a move picked uniforml
 game's non-pass moves by a generator seeded with --seed and the game's name (so a game's pick
 does not depend on which games came before it), games shorter than --min-moves skipped. For
 every position one engine process gets `boardsize 19`, `clear_board` (darkgo forgets its tree
-there), `komi`, the game's handicap stones (`set_free_handicap`), a `play` for every earlier
+there), `komi` (the game's own, from its KM, unless --komi says another: a search plays for
+the win, so its move can depend on the komi the professionals played under), the game's
+handicap stones (`set_free_handicap`), a `play` for every earlier
 move, and `genmove` for the side to move; 'pass' and 'resign' count as misses.
 
 The engine is `python gtp_main.py --resign-threshold 0` (never resign) with the flags after `--`
@@ -223,11 +225,13 @@ def rechosen(root, margin, prior_power=0.0, min_prior=0.0):
     return None if choice is None else choice.point
 
 
-def run_position(asker, record, index, komi, analyze=False):
+def run_position(asker, record, index, komi=None, analyze=False):
     """Return the result dict of one position: the engine's move against the game's, or a dict
-    with 'skipped' set when the engine refused one of the game's moves. With analyze, the
-    move comes from lz-genmove_analyze and the dict keeps the root's moves ('root')."""
+    with 'skipped' set when the engine refused one of the game's moves. komi None gives the
+    engine the game's own. With analyze, the move comes from lz-genmove_analyze and the dict
+    keeps the root's moves ('root')."""
     size = record.size
+    komi = record.komi if komi is None else komi
     asker.require(f"boardsize {size}")
     asker.require("clear_board")
     asker.require(f"komi {komi:g}")
@@ -361,7 +365,8 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=0, help="seed of the move picks; default 0")
     p.add_argument("--engine", help="whole engine command (default: python gtp_main.py "
                                     "--resign-threshold 0)")
-    p.add_argument("--komi", type=float, default=7.5, help="komi given to the engine; default 7.5")
+    p.add_argument("--komi", type=float, help="komi given to the engine; default: each game's "
+                                              "own (its KM)")
     p.add_argument("--min-moves", type=int, default=20,
                    help="skip games with fewer moves than this; default 20")
     p.add_argument("--split", choices=["all", "train", "val"], default="all",

@@ -171,7 +171,7 @@ def test_oracle_engine_agrees_everywhere_and_resume_skips_done_games(archive, tm
     first_genmove = commands.index(next(c for c in commands if c.startswith("genmove")))
     picked = agreement.pick_move(next(nd.read_games([path])), 3, 20)
     assert commands[:3] == ["name", "version", "boardsize 19"]
-    assert commands[3:5] == ["clear_board", "komi 7.5"]
+    assert commands[3:5] == ["clear_board", "komi 6.5"]     # the games' KM
     assert first_genmove == 5 + picked
     assert commands[first_genmove] == ("genmove b" if picked % 2 == 0 else "genmove w")
     assert sum(c.startswith("genmove") for c in commands) == 2
@@ -187,8 +187,13 @@ def test_oracle_engine_agrees_everywhere_and_resume_skips_done_games(archive, tm
     low, high = summary["interval"]
     assert 0 < low < 1 == high
 
-    # The same results file with another seed belongs to another run.
+    # The same results file with another seed, or another komi, belongs to another run.
     assert agreement.main(base[:3] + ["4"] + base[4:] + ["--positions", "3"]) == 2
+    assert agreement.main(base + ["--positions", "3", "--komi", "7.5"]) == 2
+    other = str(tmp_path / "komi.jsonl")
+    status, summary = _run(capsys, base[:-1] + [other, "--positions", "1", "--komi", "7.5"])
+    assert status == 0 and summary["komi"] == 7.5
+    assert "komi 7.5" in log.read_text().splitlines()    # the runs before gave 6.5
 
 
 def test_analyze_keeps_the_root_and_rechooses_under_each_margin(archive, tmp_path, capsys):
