@@ -135,7 +135,13 @@ class Warmup:
             self._stage("search", engines[-1], started)
         except Exception:
             self.failed = True
-            log.exception("warm-up failed; what it did not reach compiles when first used")
+            if self._compiler_stopped:
+                # The engine is leaving (stop_compiler): a start-up that failed, reported
+                # where it failed, or a close; this thread's failure is no news then, and its
+                # log record could outlive the log's stream.
+                log.debug("warm-up ended by a failure while the engine left", exc_info=True)
+            else:
+                log.exception("warm-up failed; what it did not reach compiles when first used")
         finally:
             self.stop_compiler()
             for engine in engines:
@@ -165,7 +171,7 @@ class Warmup:
 
     def stop_compiler(self):
         """End the compiler process, if one is running, and start none after this (the
-        engine is leaving)."""
+        engine is leaving: a failure of the stages from now on is not logged as an error)."""
         with self._compiler_lock:
             self._compiler_stopped = True
             process = self._compiler_process

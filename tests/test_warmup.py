@@ -365,3 +365,20 @@ def test_the_compile_cache_folder_changes_with_the_jitted_sources_only(tmp_path)
     assert engine.numba_cache_dir(tmp_path) == first
     jitted.write_text("import numba\n\n\n@numba.njit\ndef f():\n    return 2\n")
     assert engine.numba_cache_dir(tmp_path) != first
+
+
+@pytest.mark.parametrize("leaving", [False, True])
+def test_a_warm_up_failure_is_an_error_unless_the_engine_is_leaving(tmp_path, caplog, leaving):
+    # gtp_main stops the warm-up when start-up fails (a bad shapes file here); the warm-up's
+    # own failure on the same file then logged a traceback, at times after a test's log
+    # stream had closed ('--- Logging error ---' in the suite's output).
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"junk")
+    config = PlayerConfig(rollouts=100, search=SearchConfig(seed=1, shapes=str(junk)))
+    warmup = wu.Warmup(config)
+    if leaving:
+        warmup.stop_compiler()
+    warmup.use(None).run()
+    assert warmup.failed and warmup.finished()
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == (0 if leaving else 1)
