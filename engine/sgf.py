@@ -68,6 +68,8 @@ def load_game(path, move_number=None, strict_superko=False):
                 _apply_setup(game, node)
             colour, move = node.get_move()
             if colour is None:
+                if node.has_property("PL") and not at_limit:    # game_to_sgf's last node
+                    game.to_play = _SGF_COLOR[node.get("PL")]
                 continue
             if not settled:
                 _settle_setup(game, root)
@@ -124,8 +126,10 @@ def _apply_setup(game, node):
 
 def game_to_sgf(game, black_name="", white_name="", result=None, rules="Chinese"):
     """Return the game so far as SGF text with SZ, KM, HA, RU (the rules the result was
-    counted by), RE, PB and PW where a player's name is given, and PL for a position of setup
-    stones alone (loadsgf reads it back)."""
+    counted by), RE, PB and PW where a player's name is given, and PL where the side to move is
+    not the one the moves give (after loadsgf FILE N of moves that do not alternate, setup
+    stones with White to move): in the root before any move, else in a last node of its own,
+    where loadsgf reads it back."""
     record = sgf.Sgf_game(size=game.size)
     root = record.get_root()
     root.set("KM", game.rules.komi)
@@ -142,12 +146,14 @@ def game_to_sgf(game, black_name="", white_name="", result=None, rules="Chinese"
     white = {_sgf_move(game, p) for c, p in game.setup if c == bd.WHITE}
     if black or white:
         root.set_setup_stones(black, white)
-        if not game.moves:
-            root.set("PL", "b" if game.to_play == bd.BLACK else "w")
     for color, point in game.moves:
         node = record.extend_main_sequence()
         node.set_move("b" if color == bd.BLACK else "w",
                       None if point == bd.PASS else _sgf_move(game, point))
+    natural = 3 - game.moves[-1][0] if game.moves else (bd.WHITE if game.handicap else bd.BLACK)
+    if game.to_play != natural:
+        node = record.extend_main_sequence() if game.moves else root
+        node.set("PL", "b" if game.to_play == bd.BLACK else "w")
     return record.serialise().decode("utf-8")
 
 

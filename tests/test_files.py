@@ -145,6 +145,26 @@ def test_loadsgf_with_a_move_number_gives_the_position_before_that_move(tmp_path
     assert (e.game.to_play == 1) == (to_move == "black")
 
 
+@pytest.mark.parametrize("text,move_number,to_move", [
+    ("(;GM[1]FF[4]SZ[9];W[ee];B[cc])", 1, 2),           # White first, before any move
+    ("(;GM[1]FF[4]SZ[9];B[cc];B[dd];W[ee])", 2, 1),     # Black twice
+    ("(;GM[1]FF[4]SZ[9];B[cc];W[dd])", None, 1),        # alternating: no PL written
+])
+def test_printsgf_keeps_a_side_to_move_the_moves_do_not_give(tmp_path, text, move_number,
+                                                            to_move):
+    path = tmp_path / "game.sgf"
+    path.write_text(text)
+    e = engine()
+    assert answer(e, f"loadsgf {path} {move_number or ''}".rstrip()) == "="
+    assert e.game.to_play == to_move
+    saved = tmp_path / "saved.sgf"
+    assert answer(e, f"printsgf {saved}") == "="
+    assert ("PL[" in saved.read_text()) == (move_number is not None)
+    moves = list(e.game.moves)
+    assert answer(e, "clear_board") == "=" and answer(e, f"loadsgf {saved}") == "="
+    assert e.game.to_play == to_move and list(e.game.moves) == moves
+
+
 def test_printsgf_of_setup_stones_alone_keeps_the_side_to_move(tmp_path):
     path = tmp_path / "setup.sgf"
     path.write_text("(;GM[1]FF[4]SZ[9]AB[cc]AW[gg]PL[W])")
