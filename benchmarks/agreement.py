@@ -13,8 +13,8 @@ does not depend on which games came before it), games shorter than --min-moves s
 every position one engine process gets `boardsize 19`, `clear_board` (darkgo forgets its tree
 there), `komi` (the game's own, from its KM, unless --komi says another: a search plays for
 the win, so its move can depend on the komi the professionals played under), the game's
-handicap stones (`set_free_handicap`), a `play` for every earlier
-move, and `genmove` for the side to move; 'pass' and 'resign' count as misses.
+handicap stones (`set_free_handicap`), a `play` for every earlier move, and `genmove` for the
+side to move; 'pass' and 'resign' count as misses.
 
 The engine is `python gtp_main.py --resign-threshold 0` (never resign) with the flags after `--`
 appended (a later flag wins, so `-- --resign-threshold 0.1` turns resigning back on); --engine
