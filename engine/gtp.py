@@ -58,8 +58,11 @@ _STREAMING = ("lz-analyze", "kata-analyze", "lz-genmove_analyze")
 # key of Leela Zero's and KataGo's (interval, ownership, minmoves, rootInfo, pvVisits, ...) one.
 _ANALYZE_KEY_WIDTHS = {"avoid": 3, "allow": 3}
 _INTERVAL = re.compile(r"-?[0-9]+")
-# SGF's RU for the rules kgs-rules names (chinese without it).
-_SGF_RULES = {"chinese": "Chinese", "aga": "AGA", "japanese": "Japanese", "new_zealand": "NZ"}
+# The rule sets kgs-rules names (chinese without it): SGF's RU for each, and the handicap
+# compensation KGS gives (japanese counted by area, as Pachi counts it).
+_KGS_RULES = {"chinese": ("Chinese", HANDICAP_STONES), "aga": ("AGA", HANDICAP_STONES_BUT_ONE),
+              "japanese": ("Japanese", HANDICAP_STONES_BUT_ONE),
+              "new_zealand": ("NZ", HANDICAP_NONE)}
 
 
 class _InputArrived:
@@ -365,10 +368,8 @@ class GtpEngine:
         chinese (and without kgs-rules, as GNU Go and Pachi count by Chinese rules), one for
         each but the first under aga (and japanese, as Pachi counts it by area), none under
         new_zealand."""
-        compensation = {"chinese": HANDICAP_STONES, "aga": HANDICAP_STONES_BUT_ONE,
-                        "japanese": HANDICAP_STONES_BUT_ONE}.get(self.kgs_rules, HANDICAP_NONE)
         return Rules(komi=komi, strict_superko=self.strict_superko and self.kgs_rules == "chinese",
-                     handicap_compensation=compensation)
+                     handicap_compensation=_KGS_RULES[self.kgs_rules][1])
 
     def _new_game(self, size):
         self.game = Game(size, self.game.rules)
@@ -541,12 +542,15 @@ class GtpEngine:
             return self._generate(args, commit=False)
 
     @contextlib.contextmanager
-    def _keeping_side_to_move(self):
-        """Give back the side to move on leaving: for the commands that search or judge for a
-        colour of their own and must leave the game as it was (reg_genmove, the analysis
-        commands), as the search and the playouts take the colour from the game."""
+    def _keeping_side_to_move(self, color=None):
+        """Make color (when given) the side to move inside, and give back the one before on
+        leaving: for the commands that search or judge for a colour of their own and must
+        leave the game as it was (reg_genmove, the analysis commands), as the search and the
+        playouts take the colour from the game."""
         game = self.game
         before = game.to_play
+        if color is not None:
+            game.to_play = color
         try:
             yield
         finally:
@@ -627,7 +631,7 @@ class GtpEngine:
         name = f"{NAME} {VERSION}"
         text = sgf.game_to_sgf(self.game, black_name=name if bd.BLACK in ours else "",
                                white_name=name if bd.WHITE in ours else "",
-                               result=self._result_text(), rules=_SGF_RULES[self.kgs_rules])
+                               result=self._result_text(), rules=_KGS_RULES[self.kgs_rules][0])
         if not args:
             return text.strip()
         try:
@@ -651,7 +655,7 @@ class GtpEngine:
         if not args:
             raise GtpError("syntax error")
         rules = args[0].lower()
-        if rules not in ("chinese", "aga", "new_zealand", "japanese"):
+        if rules not in _KGS_RULES:
             raise GtpError("unknown rules")
         self.kgs_rules = rules
         self.game.rules = self._rules(self.game.rules.komi)
@@ -743,8 +747,7 @@ class GtpEngine:
     def cmd_gogui_dash_visits(self, args):
         self._expect(args, 1)
         color = self._color(args[0])
-        with self._keeping_side_to_move():
-            self.game.to_play = color
+        with self._keeping_side_to_move(color):
             result = self.player.search.run(self.game, self.player.config.rollouts,
                                             stop_event=self._search_stop())
         visits = {m.point: m.visits for m in result.children}
@@ -793,8 +796,7 @@ class GtpEngine:
         after the info entries: row by row from the top left, +1 for color, -1 against."""
         color, interval, ownership = self._analyze_args(args)
         if ownership:
-            with self._keeping_side_to_move():
-                self.game.to_play = color
+            with self._keeping_side_to_move(color):
                 own = self.player.ownership(self.game).mean
             sign = 1.0 if color == bd.BLACK else -1.0
             size = self.game.size
@@ -815,8 +817,7 @@ class GtpEngine:
         out.write(f"={cmd_id}\n")
         out.flush()
         try:
-            with self._keeping_side_to_move():
-                self.game.to_play = color
+            with self._keeping_side_to_move(color):
                 self.player.search.run(
                     self.game, ANALYSIS_PLAYOUTS,
                     stop_event=_AnyOf(self.stopping, _InputArrived(self.pending)),
