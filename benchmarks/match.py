@@ -11,6 +11,12 @@ plain `time_settings`) and before every genmove `time_left` as kgsGtp sends it; 
 out loses the game on time. Equal-time matches between engines that need different numbers of
 playouts for the same work are played so (give each engine a --rollouts cap it will not reach).
 Every record keeps each side's time used, its slowest answer and its clock at the end.
+
+With --handicap N every game starts from GTP's fixed handicap of N stones, as a server's
+handicap game does: each engine (and the referee) is sent `fixed_handicap N` after the komi and
+must answer with the standard points, Black's stones stand on the board and White moves first.
+The SGF records them (HA, AB). Give --komi as the server would (KGS: 0.5); how the handicap is
+compensated at the count is the referee's rules'.
 """
 
 import argparse
@@ -35,6 +41,7 @@ from sgfmill import boards, common, sgf
 
 from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, Response
 from benchmarks.time_control import SYSTEMS, GameClock, TimeSystem, time_system
+from engine.game import handicap_points, xy_to_vertex
 
 _SCORE = re.compile(r"([BW])\+(\d+(?:\.\d*)?)$", re.IGNORECASE)
 _ROLE_NAME = {"b": "black", "w": "white", "referee": "referee"}
@@ -67,6 +74,22 @@ class MatchConfig:
     sprt_beta: float = 0.05
     plot: str | None = None
     clock: TimeSystem | None = None
+    handicap: int = 0
+
+
+def handicap_stones(size: int, stones: int) -> list[tuple[int, int]]:
+    """Return GTP's fixed handicap points as sgfmill (row, col), none for 0 stones; ValueError
+    when the board cannot take that many (GTP: 2-9 on odd sizes from 9, 2-4 on 7x7 and even
+    sizes, none below 7)."""
+    if stones == 0:
+        return []
+    return [common.move_from_vertex(xy_to_vertex(x, y), size)
+            for x, y in handicap_points(size, stones)]
+
+
+def first_mover(config: MatchConfig) -> str:
+    """Return the sgfmill colour that makes the game's first move: White after a handicap."""
+    return "w" if config.handicap else "b"
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -273,6 +296,9 @@ def write_sgf(path: str, config: MatchConfig, players: dict[str, Player], moves:
     game = sgf.Sgf_game(config.size)
     root = game.get_root()
     root.set("KM", config.komi)
+    if config.handicap:
+        root.set("HA", config.handicap)
+        root.set_setup_stones(handicap_stones(config.size, config.handicap), [])
     root.set("PB", players["b"].name)
     root.set("PW", players["w"].name)
     root.set("RE", outcome.result)
@@ -316,6 +342,9 @@ def load_results(config: MatchConfig) -> dict[int, dict]:
         if record.get("clock") != clock_name(config):
             raise ResultsFileError(f"{config.results} holds game {index} played under another "
                                    "clock; use another --results file")
+        if record.get("handicap", 0) != config.handicap:
+            raise ResultsFileError(f"{config.results} holds game {index} played with another "
+                                   "handicap; use another --results file")
         records[index] = record
     return records
 
@@ -415,14 +444,34 @@ class MatchRunner:
         return response
 
     def _set_up(self, player: Player, notes: list[str]) -> None:
-        """Return once the player's engine holds an empty board of the match's size and komi."""
+        """Return once the player's engine holds the match's starting position: an empty board
+        of its size and komi, with the fixed handicap placed if there is one."""
         config = self.config
-        for command in (f"boardsize {config.size}", "clear_board", f"komi {config.komi:g}"):
+        commands = [f"boardsize {config.size}", "clear_board", f"komi {config.komi:g}"]
+        if config.handicap:
+            commands.append(f"fixed_handicap {config.handicap}")
+        who = _ROLE_NAME[player.role]
+        for command in commands:
             response = self._ask(player, command, notes)
             if not response.ok:
                 player.protocol_errors += 1
-                reason = f"{_ROLE_NAME[player.role]} rejected '{command}': {response.text}"
-                raise EngineFault(player.role, "F", reason)
+                raise EngineFault(player.role, "F", f"{who} rejected '{command}': {response.text}")
+        if config.handicap:
+            self._check_handicap(player, response.text)
+
+    def _check_handicap(self, player: Player, answer: str) -> None:
+        """Return if the engine's fixed_handicap answer names GTP's standard points; otherwise
+        raise EngineFault: engines that disagree on the stones play different games."""
+        expected = handicap_stones(self.config.size, self.config.handicap)
+        try:
+            placed = [common.move_from_vertex(v, self.config.size) for v in answer.split()]
+        except ValueError:
+            placed = None
+        if placed is None or sorted(placed) != sorted(expected):
+            player.protocol_errors += 1
+            standard = " ".join(common.format_vertex(p) for p in expected)
+            raise EngineFault(player.role, "F", f"{_ROLE_NAME[player.role]} placed the handicap "
+                              f"at {answer!r}, not GTP's {standard}")
 
     def _set_clock(self, player: Player, notes: list[str]) -> None:
         """Return after telling the player the match's time control and starting its clock;
@@ -541,6 +590,7 @@ class MatchRunner:
             "duration_s": round(time.monotonic() - started, 3),
             "sgf": os.path.basename(sgf_path),
             "clock": clock_name(config),
+            "handicap": config.handicap,
             "time": {colour.upper(): clock_report(player) for colour, player in players.items()
                      if player.clock is not None},
         }
@@ -549,8 +599,10 @@ class MatchRunner:
                     notes: list[str]) -> Outcome:
         """Return the outcome of play from the empty board, appending each move played to moves."""
         board = boards.Board(self.config.size)
+        for row, col in handicap_stones(self.config.size, self.config.handicap):
+            board.play(row, col, "b")
         ko_point = None
-        colour = "b"
+        colour = first_mover(self.config)
         passes = 0
         while passes < 2 and len(moves) < self.config.max_moves:
             mover, other = players[colour], players[opponent(colour)]
@@ -739,8 +791,10 @@ def time_summary(records: list[dict]) -> dict:
         for colour, report in r.get("time", {}).items():
             total = totals[letters[colour]]
             total["used_s"] += report["used_s"]
-            # Black makes the odd-numbered moves: ceil(n/2) of them, White floor(n/2).
-            total["moves"] += (r["moves"] + (colour == "B")) // 2
+            # The first mover (White after a handicap) makes the odd-numbered moves: ceil(n/2)
+            # of them, the other floor(n/2).
+            first = "W" if r.get("handicap") else "B"
+            total["moves"] += (r["moves"] + (colour == first)) // 2
             total["slowest_s"] = max(total["slowest_s"], report["slowest_s"])
             total["lost_on_time"] += report["lost"]
     games = max(1, len(records))
@@ -910,6 +964,9 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
                         help="--clock: seconds of a byo-yomi or canadian period")
     parser.add_argument("--periods", type=int, help="--clock byoyomi: number of periods")
     parser.add_argument("--stones", type=int, help="--clock canadian: stones per period")
+    parser.add_argument("--handicap", type=int, default=0, metavar="N",
+                        help="start every game from GTP's fixed handicap of N stones for "
+                        "black, white to move (module help); default 0")
     parser.add_argument("--plot", metavar="FILE",
                         help="write a PNG of A's running win rate and the score margins "
                         "(needs matplotlib: pip install .[plot])")
@@ -934,6 +991,11 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
         parser.error("--main, --period, --periods and --stones need --clock")
     if not 2 <= args.size <= 25:
         parser.error("--size must be between 2 and 25")
+    try:
+        handicap_stones(args.size, args.handicap)
+    except ValueError:
+        parser.error(f"--handicap {args.handicap}: a {args.size}x{args.size} board takes a "
+                     "fixed handicap of 2-9 stones (2-4 on 7x7 and even sizes, none below 7)")
     if args.games < 1 or args.parallel < 1:
         parser.error("--games and --parallel must be at least 1")
     # A mistyped command would otherwise be recorded as a forfeit in every game.
@@ -948,7 +1010,8 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
         referee=args.referee, parallel=args.parallel,
         max_moves=args.max_moves if args.max_moves is not None else 3 * args.size * args.size,
         alternate=args.alternate, timeout=args.timeout_per_move, sprt=sprt,
-        sprt_alpha=args.sprt_alpha, sprt_beta=args.sprt_beta, plot=args.plot, clock=clock)
+        sprt_alpha=args.sprt_alpha, sprt_beta=args.sprt_beta, plot=args.plot, clock=clock,
+        handicap=args.handicap)
 
 
 @contextlib.contextmanager

@@ -18,6 +18,8 @@ parser.add_argument("--hang-genmove", action="store_true")
 parser.add_argument("--die-genmove", action="store_true")
 parser.add_argument("--log-search", action="store_true", help="log darkgo's search line")
 parser.add_argument("--log", help="file to which every command is appended, without its id")
+parser.add_argument("--handicap", default="",
+                    help="comma-separated vertices that fixed_handicap answers with")
 parser.add_argument("--refuse", action="append", default=[],
                     help="command answered as unknown, as an engine without it answers")
 args = parser.parse_args()
@@ -57,6 +59,8 @@ for line in sys.stdin:
                              f"(10/s); win rate 0.600; top: {answer.upper()} 9 0.610, B2 1 0.5; "
                              f"pv {answer.upper()} D4; tree 5 of 10 nodes, 4 of 20 edges\n")
             sys.stderr.flush()
+    elif cmd == "fixed_handicap" and args.handicap:
+        answer = " ".join(args.handicap.split(","))
     elif cmd == "final_score":
         answer = args.score
     elif cmd == "gogui-score_est":          # Pachi's playout score estimate, in its format

@@ -383,3 +383,85 @@ def test_clock_values_without_a_clock_or_leaving_no_time_are_refused(capsys, tmp
     for extra in (["--main", "60"], ["--clock", "canadian", "--main", "0", "--period", "0"]):
         with pytest.raises(SystemExit):
             match.main([*argv, *extra])
+
+
+def handicap_match(capsys, tmp_path, black, white, *extra):
+    """Return (summary, records) of a one-game 9x9 match with a two-stone handicap."""
+    return run_match(capsys, tmp_path, black, white, "--games", "1", "--size", "9",
+                     "--handicap", "2", *extra)
+
+
+def test_a_handicap_game_starts_from_the_fixed_stones_with_white_to_move(capsys, tmp_path,
+                                                                         fake):
+    logs = {colour: tmp_path / f"{colour}.log" for colour in ("black", "white", "referee")}
+    black = fake("--handicap", "C3,G7", "--moves", "E5", "--log", str(logs["black"]))
+    white = fake("--handicap", "G7,C3", "--moves", "D4,F6", "--log", str(logs["white"]))
+    referee = fake("--handicap", "C3,G7", "--log", str(logs["referee"]), "--score", "W+3")
+    summary, records = handicap_match(capsys, tmp_path, black, white, "--referee", referee,
+                                      "--komi", "0.5", "--clock", "absolute", "--main", "60")
+
+    assert records[0]["handicap"] == 2 and records[0]["result"] == "W+3"
+    # Five moves: white (engine B) made three of them (D4, F6, pass), black two (E5, pass).
+    assert records[0]["moves"] == 5
+    for letter, colour, made in (("A", "B", 2), ("B", "W", 3)):
+        assert summary["time"][letter]["per_move_s"] == pytest.approx(
+            records[0]["time"][colour]["used_s"] / made, abs=1e-3)
+    assert summary["illegal_moves"] == summary["protocol_errors"] == {"A": 0, "B": 0}
+    for log in logs.values():
+        sent = log.read_text().splitlines()
+        assert sent[sent.index("komi 0.5") + 1] == "fixed_handicap 2"
+    # White moves first: its two moves and black's one, then two passes.
+    sent_white = logs["white"].read_text().splitlines()
+    assert sent_white.index("genmove w") < sent_white.index("play b e5")
+    assert [line for line in logs["referee"].read_text().splitlines()
+            if line.startswith("play")] == ["play w D4", "play b E5", "play w F6", "play b pass",
+                                            "play w pass"]
+    game = read_sgf(tmp_path / "games" / "game-000.sgf")
+    root = game.get_root()
+    assert root.get("HA") == 2
+    assert root.get_setup_stones() == ({(2, 2), (6, 6)}, set(), set())
+    assert [node.get_move() for node in game.get_main_sequence()[1:4]] == \
+        [("w", (3, 3)), ("b", (4, 4)), ("w", (5, 5))]
+
+
+def test_an_engine_that_places_other_handicap_stones_forfeits(capsys, tmp_path, fake):
+    black = fake("--handicap", "C3,G7")
+    white = fake("--handicap", "C3,G3")
+    summary, records = handicap_match(capsys, tmp_path, black, white)
+    assert records[0]["result"] == "B+F"
+    assert "placed the handicap at 'C3 G3', not GTP's" in records[0]["reason"]
+    assert summary["protocol_errors"] == {"A": 0, "B": 1}
+    # An engine without fixed_handicap forfeits as one that rejects any set-up command.
+    summary, records = handicap_match(capsys, tmp_path / "second", fake(), black)
+    assert records[0]["result"] == "W+F"
+    assert "rejected 'fixed_handicap 2'" in records[0]["reason"]
+
+
+def test_a_handicap_the_board_cannot_take_is_refused(capsys, tmp_path, fake):
+    engine = fake()
+    for size, stones in (("5", "2"), ("9", "10"), ("9", "1"), ("8", "5")):
+        with pytest.raises(SystemExit) as refused:
+            match.main(["--black", engine, "--white", engine, "--games", "1", "--size", size,
+                        "--komi", "0.5", "--sgf-dir", str(tmp_path), "--handicap", stones])
+        assert refused.value.code == 2
+        assert f"--handicap {stones}: a {size}x{size} board" in capsys.readouterr().err
+
+
+def test_resume_refuses_a_results_file_from_another_handicap(capsys, tmp_path, fake):
+    engine = fake("--handicap", "C3,G7")
+    argv = ["--black", engine, "--white", engine, "--games", "1", "--size", "9", "--komi",
+            "0.5", "--sgf-dir", str(tmp_path / "games")]
+    assert match.main(argv) == 0
+    assert match.main([*argv, "--games", "2", "--handicap", "2"]) == 2
+    assert "another handicap" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.access(GNUGO, os.X_OK), reason="GNU Go is not installed")
+def test_gnugo_plays_a_handicap_game_that_its_referee_counts(capsys, tmp_path):
+    gnugo = f"{GNUGO} --mode gtp --level 1"
+    summary, records = handicap_match(capsys, tmp_path, gnugo, gnugo, "--referee",
+                                      f"{GNUGO} --mode gtp --chinese-rules")
+    assert summary["unscored"] == 0 and records[0]["handicap"] == 2
+    assert summary["illegal_moves"] == summary["protocol_errors"] == {"A": 0, "B": 0}
+    game = read_sgf(tmp_path / "games" / "game-000.sgf")
+    assert game.get_main_sequence()[1].get_move()[0] == "w"
