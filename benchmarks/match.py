@@ -467,7 +467,8 @@ class MatchRunner:
             placed = [common.move_from_vertex(v, self.config.size) for v in answer.split()]
         except ValueError:
             placed = None
-        if placed is None or sorted(placed) != sorted(expected):
+        # A pass among the stones reads as None: an answer, but not a handicap.
+        if placed is None or None in placed or sorted(placed) != sorted(expected):
             player.protocol_errors += 1
             standard = " ".join(common.format_vertex(p) for p in expected)
             raise EngineFault(player.role, "F", f"{_ROLE_NAME[player.role]} placed the handicap "

@@ -394,8 +394,11 @@ def handicap_match(capsys, tmp_path, black, white, *extra):
 def test_a_handicap_game_starts_from_the_fixed_stones_with_white_to_move(capsys, tmp_path,
                                                                          fake):
     logs = {colour: tmp_path / f"{colour}.log" for colour in ("black", "white", "referee")}
-    black = fake("--handicap", "C3,G7", "--moves", "E5", "--log", str(logs["black"]))
-    white = fake("--handicap", "G7,C3", "--moves", "D4,F6", "--log", str(logs["white"]))
+    # Answers of at least 50 ms, so that each side's time per move tells 2 moves from 3.
+    black = fake("--handicap", "C3,G7", "--moves", "E5", "--log", str(logs["black"]),
+                 "--genmove-seconds", "0.05")
+    white = fake("--handicap", "G7,C3", "--moves", "D4,F6", "--log", str(logs["white"]),
+                 "--genmove-seconds", "0.05")
     referee = fake("--handicap", "C3,G7", "--log", str(logs["referee"]), "--score", "W+3")
     summary, records = handicap_match(capsys, tmp_path, black, white, "--referee", referee,
                                       "--komi", "0.5", "--clock", "absolute", "--main", "60")
@@ -431,6 +434,11 @@ def test_an_engine_that_places_other_handicap_stones_forfeits(capsys, tmp_path, 
     assert records[0]["result"] == "B+F"
     assert "placed the handicap at 'C3 G3', not GTP's" in records[0]["reason"]
     assert summary["protocol_errors"] == {"A": 0, "B": 1}
+    # A pass among the stones is no handicap either.
+    summary, records = handicap_match(capsys, tmp_path / "pass", black,
+                                      fake("--handicap", "pass,C3"))
+    assert records[0]["result"] == "B+F"
+    assert "placed the handicap at 'pass C3'" in records[0]["reason"]
     # An engine without fixed_handicap forfeits as one that rejects any set-up command.
     summary, records = handicap_match(capsys, tmp_path / "second", fake(), black)
     assert records[0]["result"] == "W+F"
