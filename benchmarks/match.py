@@ -41,7 +41,7 @@ from sgfmill import boards, common, sgf
 
 from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, Response
 from benchmarks.time_control import SYSTEMS, GameClock, TimeSystem, time_system
-from engine.game import handicap_points, xy_to_vertex
+from engine.game import handicap_points
 
 _SCORE = re.compile(r"([BW])\+(\d+(?:\.\d*)?)$", re.IGNORECASE)
 _ROLE_NAME = {"b": "black", "w": "white", "referee": "referee"}
@@ -83,13 +83,13 @@ def handicap_stones(size: int, stones: int) -> list[tuple[int, int]]:
     sizes, none below 7)."""
     if stones == 0:
         return []
-    return [common.move_from_vertex(xy_to_vertex(x, y), size)
-            for x, y in handicap_points(size, stones)]
+    # sgfmill counts rows from the bottom, as the engine counts y.
+    return [(y, x) for x, y in handicap_points(size, stones)]
 
 
-def first_mover(config: MatchConfig) -> str:
-    """Return the sgfmill colour that makes the game's first move: White after a handicap."""
-    return "w" if config.handicap else "b"
+def first_mover(handicap: int) -> str:
+    """Return the sgfmill colour that makes a game's first move: White after a handicap."""
+    return "w" if handicap else "b"
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -603,7 +603,7 @@ class MatchRunner:
         for row, col in handicap_stones(self.config.size, self.config.handicap):
             board.play(row, col, "b")
         ko_point = None
-        colour = first_mover(self.config)
+        colour = first_mover(self.config.handicap)
         passes = 0
         while passes < 2 and len(moves) < self.config.max_moves:
             mover, other = players[colour], players[opponent(colour)]
@@ -794,7 +794,7 @@ def time_summary(records: list[dict]) -> dict:
             total["used_s"] += report["used_s"]
             # The first mover (White after a handicap) makes the odd-numbered moves: ceil(n/2)
             # of them, the other floor(n/2).
-            first = "W" if r.get("handicap") else "B"
+            first = first_mover(r.get("handicap", 0)).upper()
             total["moves"] += (r["moves"] + (colour == first)) // 2
             total["slowest_s"] = max(total["slowest_s"], report["slowest_s"])
             total["lost_on_time"] += report["lost"]
