@@ -15,6 +15,12 @@ the move), and by the two mixed (--mix x the value + (1 - --mix) x the playouts'
 the prior itself: the share of positions where it picks the game's move (Wilson 95%
 interval) and the game's move's mean rank among the candidates (0 = first, ties half); a
 judge that knows nothing scores 1 / --top and (--top - 1) / 2.
+
+The search never follows a judge alone: it weighs the judge's rates against the prior. So
+for each of --with-prior's weights W the judges "prior+value W" (and "prior+playouts W",
+"prior+mix W" with playouts) rank the candidates by ln(prior) + W x that judge's win rate.
+A judge that knows something the prior does not picks the game's move more often there than
+the prior alone; one that only repeats the prior's knowledge, or adds noise, does not.
 """
 import argparse
 import json
@@ -37,6 +43,17 @@ from nets import model as nm
 
 SIZE = 19
 JUDGES = ("prior", "value", "playouts", "mix")
+WITH_PRIOR = ("value", "playouts", "mix")   # the judges also weighed against the prior
+
+
+def with_prior_judge(judge, weight):
+    """Return the name of the judge that ranks by ln(prior) + weight x judge's win rate."""
+    return f"prior+{judge} {weight:g}"
+
+
+def with_prior_scores(priors, rates, weight):
+    """Return the candidates' ln(prior) + weight x rate (the rates win rates in [0, 1])."""
+    return np.log(np.asarray(priors, np.float64)) + weight * np.asarray(rates, np.float64)
 
 
 def position_board(record, index):
@@ -79,10 +96,11 @@ def judge_candidates(policy, playout_policy, board, color, komi, candidates, pla
     return values, np.array(rates)
 
 
-def summarize(rows, top):
-    """Return per-judge metrics over rows of {judge: rank of the game's move}."""
+def summarize(rows, top, judges=JUDGES):
+    """Return per-judge metrics over rows of {judge: rank of the game's move}, for each of
+    judges (None for a judge no row has)."""
     out = {}
-    for judge in JUDGES:
+    for judge in judges:
         ranks = [r[judge] for r in rows if r.get(judge) is not None]
         if not ranks:
             out[judge] = None
@@ -101,16 +119,15 @@ def format_table(summary):
     lines = [f"weights: {summary['weights']}; {summary['judged']} of {summary['positions']} "
              f"positions have the game's move in the network's top {summary['top']}; "
              f"{summary['playouts']} playouts a move",
-             f"{'judge':>9}  {'picks':>6}  {'share':>6}  {'95% interval':14}  {'mean rank':>9}"]
-    for judge in JUDGES:
-        m = summary["judges"][judge]
-        if m is None:
+             f"{'judge':>18}  {'picks':>6}  {'share':>6}  {'95% interval':14}  {'mean rank':>9}"]
+    for judge, m in summary["judges"].items():
+        if m is None or judge == "chance":
             continue
         low, high = m["interval"]
-        lines.append(f"{judge:>9}  {m['picks']:>6}  {m['share']:6.3f}  [{low:.3f}, {high:.3f}]  "
-                     f"{m['mean_rank']:9.3f}")
+        lines.append(f"{judge:>18}  {m['picks']:>6}  {m['share']:6.3f}  "
+                     f"[{low:.3f}, {high:.3f}]  {m['mean_rank']:9.3f}")
     chance = summary["judges"]["chance"]
-    lines.append(f"{'chance':>9}  {'':>6}  {chance['share']:6.3f}  {'':14}  "
+    lines.append(f"{'chance':>18}  {'':>6}  {chance['share']:6.3f}  {'':14}  "
                  f"{chance['mean_rank']:9.3f}")
     return "\n".join(lines)
 
@@ -127,8 +144,13 @@ def parse_args(argv):
                    help="skip games with fewer moves than this; default 20")
     p.add_argument("--top", type=int, default=6,
                    help="candidates: the network's best moves by prior; default 6")
+    p.add_argument("--with-prior", type=float, nargs="*", default=[1.0, 2.0, 4.0],
+                   metavar="W", help="weights W of the judges that rank by ln(prior) + W x "
+                   "another judge's win rate; default 1 2 4 (none: no such judge)")
     add_judge_arguments(p, playouts=200)
     args = p.parse_args(argv)
+    if any(not (0.0 < w < float("inf")) for w in args.with_prior):
+        p.error("--with-prior weights must be positive")
     if args.positions < 1:
         p.error("--positions must be at least 1")
     if args.top < 2:
@@ -169,10 +191,16 @@ def main(argv=None):
             values, rates = judge_candidates(policy, playout_policy, board, color, komi,
                                              candidates, args.playouts, args.seed,
                                              f"{record.name}:{index}")
-            row = {"prior": float(k), "value": rank_of(values, k)}
+            judged = {"value": values}
             if rates is not None:
-                row["playouts"] = rank_of(rates, k)
-                row["mix"] = rank_of(args.mix * values + (1.0 - args.mix) * rates, k)
+                judged["playouts"] = rates
+                judged["mix"] = args.mix * values + (1.0 - args.mix) * rates
+            row = {"prior": float(k)}
+            for judge, judge_rates in judged.items():
+                row[judge] = rank_of(judge_rates, k)
+                for weight in args.with_prior:
+                    row[with_prior_judge(judge, weight)] = rank_of(
+                        with_prior_scores(priors[0][candidates], judge_rates, weight), k)
             rows.append(row)
             print(f"\r{positions} positions, {len(rows)} judged", end="", file=sys.stderr,
                   flush=True)
@@ -190,7 +218,9 @@ def main(argv=None):
         "mix": args.mix,
         "seed": args.seed,
         "komi": args.komi,
-        "judges": summarize(rows, args.top),
+        "with_prior": args.with_prior,
+        "judges": summarize(rows, args.top, JUDGES + tuple(
+            with_prior_judge(j, w) for j in WITH_PRIOR for w in args.with_prior)),
         "skipped": dict(skipped),
         "seconds": round(time.time() - start, 2),
     }

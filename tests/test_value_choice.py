@@ -41,6 +41,14 @@ def test_rank_counts_the_better_candidates_and_ties_as_half():
     assert vc.rank_of([0.5, 0.9, 0.5], 0) == 1.5
 
 
+def test_a_judge_with_the_prior_weighs_its_rates_against_the_prior():
+    priors, rates = [0.6, 0.3, 0.1], [0.40, 0.50, 0.45]
+    # ln 0.6 - ln 0.3 = 0.69: a weight of 1 leaves the prior's order, 10 takes the rates'.
+    assert np.argmax(vc.with_prior_scores(priors, rates, 1.0)) == 0
+    assert np.argmax(vc.with_prior_scores(priors, rates, 10.0)) == 1
+    assert vc.with_prior_judge("value", 2.0) == "prior+value 2"
+
+
 class MarkedPointNet:
     """A stand-in for nets.model.Policy whose value says the side to move has lost wherever
     the other side holds `point`, and has won everywhere else."""
@@ -86,12 +94,18 @@ def test_main_ranks_the_games_move_by_each_judge(archive, tmp_path, capsys):
         low, high = metrics["interval"]
         assert 0.0 <= low <= metrics["share"] <= high <= 1.0
     assert summary["judges"]["chance"]["mean_rank"] == pytest.approx(399 / 2)
-    assert "value" in err and "chance" in err
+    assert summary["with_prior"] == [1.0, 2.0, 4.0]
+    for judge in vc.WITH_PRIOR:
+        for weight in summary["with_prior"]:
+            assert 0 <= summary["judges"][vc.with_prior_judge(judge, weight)]["picks"] <= 3
+    assert "value" in err and "chance" in err and "prior+playouts 4" in err
     # Without playouts only the prior and the value judge.
     status, out, _ = _run(capsys, ["--data", archive, "--weights", net, "--positions", 2,
-                                   "--top", 400, "--playouts", 0])
+                                   "--top", 400, "--playouts", 0, "--with-prior", 0.5])
     summary = json.loads(out.strip().splitlines()[-1])
     assert status == 0 and summary["judged"] == 2
+    assert summary["judges"]["prior+value 0.5"]["picks"] <= 2
+    assert summary["judges"]["prior+playouts 0.5"] is None
     assert summary["judges"]["playouts"] is None and summary["judges"]["mix"] is None
     assert summary["judges"]["value"]["picks"] <= 2
 
@@ -102,6 +116,7 @@ def test_main_refuses_a_net_without_a_value_head(archive, tmp_path, capsys):
 
 
 def test_bad_flags_are_refused(archive):
-    for flags in (["--top", "1"], ["--positions", "0"], ["--playouts", "-1"], ["--mix", "2"]):
+    for flags in (["--top", "1"], ["--positions", "0"], ["--playouts", "-1"], ["--mix", "2"],
+                  ["--with-prior", "0"], ["--with-prior", "1", "nan"]):
         with pytest.raises(SystemExit):
             vc.parse_args(["--data", str(archive)] + flags)
