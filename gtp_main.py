@@ -127,7 +127,9 @@ def build_parser():
     p.add_argument("--rules", choices=("default", "strict"), default="default",
                    help="'default': an opponent's move that only repeats an earlier position "
                         "is accepted with a warning; 'strict': refused as an illegal move "
-                        "(positional superko). Our own moves never repeat a position.")
+                        "(positional superko), under Chinese rules (the default and kgs-rules "
+                        "chinese; under KGS's aga, new_zealand and japanese the server judges). "
+                        "Our own moves never repeat a position.")
     p.add_argument("--weights", default=None,
                    help="network weights file; default: the shipped weights/cpu.pt for the "
                         "search, weights/cpu10.pt (deeper, slower) with --policy-only")
