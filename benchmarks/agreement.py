@@ -349,13 +349,19 @@ def format_table(summary):
     return "\n".join(lines)
 
 
+def split_engine_flags(argv):
+    """Return (the benchmark's words, the engine's flags) of argv (default: sys.argv's): the
+    words after the first '--' are the engine's."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv:
+        return argv, []
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1:]
+
+
 def parse_args(argv):
     """Return (parsed arguments, engine flags): the words after the first '--' are the flags."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    flags = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, flags = argv[:cut], argv[cut + 1:]
+    argv, flags = split_engine_flags(argv)
     p = argparse.ArgumentParser(prog="python -m benchmarks.agreement",
                                 description=__doc__.split("\n")[0],
                                 usage="%(prog)s --data PATH [options] [-- engine flags...]")

@@ -22,20 +22,27 @@ komi 7
 10 final_score
 #? [W\+7(\.0)?]
 
-# white E5 in atari (only liberty E4): black captures, white escapes
-play b D5
-play b F5
-play b E6
-play w E5
+# mutual atari: black E5-E4 and white F5 each have one liberty, F4, and whoever plays there
+# captures (a lone stone in atari on an open board is no such test: netting it wins as much)
+play b E5
+play b E4
+play b G5
+play b F6
+play w F5
+play w D5
+play w D4
+play w E3
+play w E6
 
 20 reg_genmove b
-#? [E4]
+#? [F4]
 
 21 reg_genmove w
-#? [E4]
+#? [F4]
 
+# reg_genmove leaves the board as it was
 22 list_stones white
-#? [E5]
+#? [E3 D4 D5 F5 E6]
 
 # playing on an occupied point must be refused (an error: expected fail)
 23 play b E5

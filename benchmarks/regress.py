@@ -1,0 +1,285 @@
+"""Run regression suites in GNU Go's format (as gogui-regress does) against a GTP engine.
+
+A table on stderr and one JSON line last on stdout:
+
+    python -m benchmarks.regress tests/regress/darkgo.tst -- --rollouts 300 --threads 1
+    python -m benchmarks.regress GNUGO/regression/strategy.tst --only-genmove -- --policy-only
+
+A suite is a text file of GTP commands, one a line. A command may start with a test number;
+the line `#? [PATTERN]` after it says what its answer must be: the whole answer matches the
+regular expression PATTERN (`.` matching newlines too), or with `[!PATTERN]` does not. A `*`
+after the bracket marks a test the engine is expected to fail, a `&` one whose answer is only
+shown. A test whose command the engine refuses (`? ...`) fails, whatever the pattern. Every
+other `#` line is a comment, and commands without a number set up the position. A test counts
+as one of: pass, fail, expected fail, unexpected pass (the last two for `*` tests), ignored.
+
+`loadsgf` paths are resolved against the suite's folder, so that GNU Go's suites (which name
+`games/...`) run from anywhere. With --only-genmove only the tests that ask for a move
+(`genmove`, `reg_genmove`, `gg_genmove`, `restricted_genmove`) are run and set-up commands
+kept: what a suite written for GNU Go can ask of another engine (its other tests use GNU Go's
+own reading commands).
+
+The engine is darkgo (`python gtp_main.py`) with the flags after `--`; --engine replaces the
+command, flags after `--` still appended. One engine process runs each suite. With --results
+one JSON line per test is written, for comparing two engines test by test.
+"""
+import argparse
+import dataclasses
+import json
+import os
+import re
+import shlex
+import sys
+import tempfile
+import time
+
+from benchmarks.agreement import split_engine_flags
+from benchmarks.gtp_client import EngineError, GtpEngine
+
+GTP_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "gtp_main.py")
+GENMOVE_COMMANDS = ("genmove", "reg_genmove", "gg_genmove", "restricted_genmove")
+OUTCOMES = ("pass", "fail", "expected fail", "unexpected pass", "ignored")
+_NUMBERED = re.compile(r"(\d+)\s+(\S.*)$")
+_EXPECTATION = re.compile(r"#\?\s*\[(.*)\]\s*([*&]?)\s*$")
+
+
+class SuiteError(Exception):
+    """A suite file that cannot be read or does not follow the format."""
+
+
+@dataclasses.dataclass
+class Expectation:
+    """What a test's answer must be: PATTERN matched (negate: not matched) by the whole answer."""
+
+    pattern: str
+    negate: bool = False
+    expected_fail: bool = False
+    ignore: bool = False
+
+    def matches(self, ok, text):
+        """Return whether an answer (ok: '=' rather than '?') satisfies the expectation."""
+        if not ok:
+            return False
+        found = re.fullmatch(self.pattern, text, re.DOTALL) is not None
+        return found != self.negate
+
+
+@dataclasses.dataclass
+class Step:
+    """One command of a suite: its line, test number (None for set-up) and expectation."""
+
+    line: int
+    number: int | None
+    command: str
+    expectation: Expectation | None = None
+
+
+def parse_expectation(text, line):
+    """Return the Expectation of a `#? [...]` line; raise SuiteError if it is malformed."""
+    m = _EXPECTATION.fullmatch(text.strip())
+    if m is None:
+        raise SuiteError(f"line {line}: expected '#? [PATTERN]' with an optional * or &")
+    pattern, mark = m.group(1), m.group(2)
+    negate = pattern.startswith("!")
+    if negate:
+        pattern = pattern[1:]
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise SuiteError(f"line {line}: bad pattern {pattern!r}: {exc}") from None
+    return Expectation(pattern, negate, mark == "*", mark == "&")
+
+
+def parse_suite(text):
+    """Return the Steps of a suite's text; raise SuiteError on a malformed or stray `#?` line
+    or a test number used twice."""
+    steps = []
+    numbers = set()
+    for line, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if stripped.startswith("#?"):
+            if not steps or steps[-1].number is None or steps[-1].expectation is not None:
+                raise SuiteError(f"line {line}: '#?' without a numbered command before it")
+            steps[-1].expectation = parse_expectation(stripped, line)
+            continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        m = _NUMBERED.match(stripped)
+        if m is None:
+            steps.append(Step(line, None, stripped))
+            continue
+        number = int(m.group(1))
+        if number in numbers:
+            raise SuiteError(f"line {line}: test number {number} used twice")
+        numbers.add(number)
+        steps.append(Step(line, number, m.group(2)))
+    return steps
+
+
+def resolve_loadsgf(command, folder):
+    """Return command with a relative `loadsgf` file made absolute against folder."""
+    words = command.split()
+    if len(words) >= 2 and words[0] == "loadsgf" and not os.path.isabs(words[1]):
+        words[1] = os.path.abspath(os.path.join(folder, words[1]))
+        return " ".join(words)
+    return command
+
+
+def asks_for_move(command):
+    """Return whether a command asks the engine for a move."""
+    return command.split()[0] in GENMOVE_COMMANDS
+
+
+def select_steps(steps, only_genmove):
+    """Return the steps to run: all, or with only_genmove the set-up steps and the tests that
+    ask for a move."""
+    if not only_genmove:
+        return list(steps)
+    return [s for s in steps if s.number is None or asks_for_move(s.command)]
+
+
+def outcome_of(expectation, ok, text):
+    """Return a test's outcome (one of OUTCOMES) from its expectation and answer."""
+    if expectation.ignore:
+        return "ignored"
+    matched = expectation.matches(ok, text)
+    if expectation.expected_fail:
+        return "unexpected pass" if matched else "expected fail"
+    return "pass" if matched else "fail"
+
+
+def run_suite(path, command, timeout, only_genmove, log_path, on_result):
+    """Return (results, error): one dict per test of the suite at path run through one engine
+    process, in order, each also passed to on_result; error is None, or why the engine stopped
+    (the tests after it are then not run). Raise SuiteError for an unreadable suite."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            steps = select_steps(parse_suite(f.read()), only_genmove)
+    except OSError as exc:
+        raise SuiteError(f"{path}: {exc.strerror or exc}") from None
+    except SuiteError as exc:
+        raise SuiteError(f"{path}: {exc}") from None
+    folder = os.path.dirname(os.path.abspath(path))
+    results = []
+    engine = GtpEngine(command, log_path)
+    try:
+        for step in steps:
+            sent = resolve_loadsgf(step.command, folder)
+            started = time.monotonic()
+            try:
+                response = engine.send(sent, timeout)
+            except EngineError as exc:
+                return results, f"line {step.line} ({step.command}): {exc}"
+            if step.number is None or step.expectation is None:
+                continue
+            ok = response.ok is True and not response.malformed
+            result = {"suite": os.path.basename(path), "number": step.number,
+                      "command": step.command,
+                      "expected": ("!" if step.expectation.negate else "")
+                      + step.expectation.pattern,
+                      "answer": response.text if ok else f"? {response.text}",
+                      "outcome": outcome_of(step.expectation, ok, response.text),
+                      "seconds": round(time.monotonic() - started, 3)}
+            results.append(result)
+            on_result(result)
+    finally:
+        engine.close()
+    return results, None
+
+
+def tally(results):
+    """Return the count of each outcome in results."""
+    return {name: sum(r["outcome"] == name for r in results) for name in OUTCOMES}
+
+
+def format_table(suites):
+    """Return a human-readable table of each suite's outcomes and its unexpected results."""
+    lines = [f"{'suite':24} {'tests':>5} " + " ".join(f"{name:>15}" for name in OUTCOMES)]
+    for suite in suites:
+        counts = suite["counts"]
+        lines.append(f"{suite['suite']:24} {suite['tests']:>5} "
+                     + " ".join(f"{counts[name]:>15}" for name in OUTCOMES))
+        if suite["error"]:
+            lines.append(f"  stopped: {suite['error']}")
+    for suite in suites:
+        for r in suite["unexpected"]:
+            lines.append(f"  {r['outcome'].upper()} {suite['suite']} {r['number']}: "
+                         f"{r['command']} -> {r['answer']!r} (expected [{r['expected']}])")
+    return "\n".join(lines)
+
+
+def parse_args(argv):
+    """Return (parsed arguments, engine flags): the words after the first '--' are the flags."""
+    argv, flags = split_engine_flags(argv)
+    p = argparse.ArgumentParser(prog="python -m benchmarks.regress",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("suites", nargs="+", help="suite files (.tst)")
+    p.add_argument("--engine", help="engine command (default: darkgo's gtp_main.py)")
+    p.add_argument("--only-genmove", action="store_true",
+                   help="run only the tests that ask for a move (and the set-up commands)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="seconds an answer may take before the engine counts as hung; "
+                        "default 600")
+    p.add_argument("--results", help="write one JSON line per test to this file")
+    p.add_argument("--engine-log", help="the first suite's engine's stderr, the next ones' "
+                   "in FILE.1, FILE.2, ... (default: a temporary file)")
+    args = p.parse_args(argv)
+    if not args.timeout > 0:
+        p.error("--timeout must be positive")
+    return args, flags
+
+
+def main(argv=None):
+    """Return the exit status: 0 when every suite ran to its end, 1 when an engine stopped
+    answering, 2 for a suite that cannot be read; the table and the JSON line are printed."""
+    args, flags = parse_args(argv)
+    base = args.engine or f"{shlex.quote(sys.executable)} {shlex.quote(GTP_MAIN)}"
+    command = " ".join([base] + [shlex.quote(f) for f in flags])
+    log_path = args.engine_log
+    if log_path is None:
+        fd, log_path = tempfile.mkstemp(prefix="regress-engine-", suffix=".log")
+        os.close(fd)
+    print(f"engine: {command} (stderr to {log_path})", file=sys.stderr)
+    out = open(args.results, "w") if args.results else None
+    started = time.monotonic()
+
+    def on_result(result):
+        print(f"{result['suite']} {result['number']}: {result['outcome']}", file=sys.stderr)
+        if out is not None:
+            out.write(json.dumps(result) + "\n")
+            out.flush()
+
+    suites = []
+    status = 0
+    try:
+        for k, path in enumerate(args.suites):
+            # Each suite's engine writes a log of its own: the first the given file.
+            suite_log = log_path if k == 0 else f"{log_path}.{k}"
+            try:
+                results, error = run_suite(path, command, args.timeout, args.only_genmove,
+                                           suite_log, on_result)
+            except SuiteError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            if error is not None:
+                status = 1
+            suites.append({"suite": os.path.basename(path), "path": path,
+                           "tests": len(results), "counts": tally(results), "error": error,
+                           "unexpected": [r for r in results
+                                          if r["outcome"] in ("fail", "unexpected pass")]})
+    finally:
+        if out is not None:
+            out.close()
+    every = [r for s in suites for r in s["unexpected"]]
+    totals = {name: sum(s["counts"][name] for s in suites) for name in OUTCOMES}
+    print(format_table(suites), file=sys.stderr)
+    print(json.dumps({"engine": command, "only_genmove": args.only_genmove,
+                      "tests": sum(s["tests"] for s in suites), "totals": totals,
+                      "unexpected": len(every), "suites": suites,
+                      "seconds": round(time.monotonic() - started, 2)}))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
