@@ -7,11 +7,18 @@ A table on stderr and one JSON line last on stdout:
 
 A suite is a text file of GTP commands, one a line. A command may start with a test number;
 the line `#? [PATTERN]` after it says what its answer must be: the whole answer matches the
-regular expression PATTERN (`.` matching newlines too), or with `[!PATTERN]` does not. A `*`
-after the bracket marks a test the engine is expected to fail, a `&` one whose answer is only
-shown. A test whose command the engine refuses (`? ...`) fails, whatever the pattern. Every
-other `#` line is a comment, and commands without a number set up the position. A test counts
-as one of: pass, fail, expected fail, unexpected pass (the last two for `*` tests), ignored.
+regular expression PATTERN (`.` matching newlines too; for the commands that ask for a move
+regardless of case, as GTP's vertices and `pass` are), or with `[!PATTERN]` does
+not. A `*` after the bracket marks a test the engine is expected to fail, a `&` one whose
+answer is only shown; a numbered command without a `#?` line passes unless it is refused, as
+in gogui-regress. A test whose command the engine refuses (`? ...`) fails, whatever the
+pattern, unless the answer is `? unknown command`: the engine lacks the command, and the test
+counts as unsupported. Every other `#` line is a comment, and commands without a number set
+up the position; the set-up commands the engine refuses are counted and listed, since the
+tests after a refused `loadsgf` see another position. A test counts as one of: pass, fail,
+expected fail, unexpected pass (the last two for `*` tests), ignored, unsupported. Every
+suite is read before any runs, so a malformed one stops the run before it starts; an answer
+that breaks the protocol stops its suite, as the answers after it could not be trusted.
 
 `loadsgf` paths are resolved against the suite's folder, so that GNU Go's suites (which name
 `games/...`) run from anywhere. With --only-genmove only the tests that ask for a move
@@ -39,7 +46,8 @@ from benchmarks.gtp_client import EngineError, GtpEngine
 GTP_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "gtp_main.py")
 GENMOVE_COMMANDS = ("genmove", "reg_genmove", "gg_genmove", "restricted_genmove")
-OUTCOMES = ("pass", "fail", "expected fail", "unexpected pass", "ignored")
+OUTCOMES = ("pass", "fail", "expected fail", "unexpected pass", "ignored", "unsupported")
+UNKNOWN_COMMAND = "unknown command"
 _NUMBERED = re.compile(r"(\d+)\s+(\S.*)$")
 _EXPECTATION = re.compile(r"#\?\s*\[(.*)\]\s*([*&]?)\s*$")
 
@@ -57,11 +65,12 @@ class Expectation:
     expected_fail: bool = False
     ignore: bool = False
 
-    def matches(self, ok, text):
+    def matches(self, ok, text, ignore_case=False):
         """Return whether an answer (ok: '=' rather than '?') satisfies the expectation."""
         if not ok:
             return False
-        found = re.fullmatch(self.pattern, text, re.DOTALL) is not None
+        flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+        found = re.fullmatch(self.pattern, text, flags) is not None
         return found != self.negate
 
 
@@ -118,10 +127,14 @@ def parse_suite(text):
 
 
 def resolve_loadsgf(command, folder):
-    """Return command with a relative `loadsgf` file made absolute against folder."""
+    """Return command with a relative `loadsgf` file made absolute against folder; raise
+    SuiteError when that path holds whitespace, which a GTP argument cannot."""
     words = command.split()
     if len(words) >= 2 and words[0] == "loadsgf" and not os.path.isabs(words[1]):
         words[1] = os.path.abspath(os.path.join(folder, words[1]))
+        if any(c.isspace() for c in words[1]):
+            raise SuiteError(f"loadsgf path {words[1]!r} has whitespace, which GTP cannot "
+                             "carry; move the suite's folder")
         return " ".join(words)
     return command
 
@@ -139,53 +152,76 @@ def select_steps(steps, only_genmove):
     return [s for s in steps if s.number is None or asks_for_move(s.command)]
 
 
-def outcome_of(expectation, ok, text):
-    """Return a test's outcome (one of OUTCOMES) from its expectation and answer."""
+def outcome_of(expectation, ok, text, ignore_case=False):
+    """Return a test's outcome (one of OUTCOMES) from its expectation (None: the command must
+    only succeed) and answer, matched regardless of case with ignore_case."""
+    if not ok and text.strip() == UNKNOWN_COMMAND:
+        return "unsupported"
+    if expectation is None:
+        return "pass" if ok else "fail"
     if expectation.ignore:
         return "ignored"
-    matched = expectation.matches(ok, text)
+    matched = expectation.matches(ok, text, ignore_case)
     if expectation.expected_fail:
         return "unexpected pass" if matched else "expected fail"
     return "pass" if matched else "fail"
 
 
-def run_suite(path, command, timeout, only_genmove, log_path, on_result):
-    """Return (results, error): one dict per test of the suite at path run through one engine
-    process, in order, each also passed to on_result; error is None, or why the engine stopped
-    (the tests after it are then not run). Raise SuiteError for an unreadable suite."""
+def read_suite(path, only_genmove):
+    """Return the steps of the suite at path to run (select_steps) with its loadsgf paths
+    resolved; raise SuiteError, naming the file, for one that cannot be read or is malformed."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            steps = select_steps(parse_suite(f.read()), only_genmove)
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            text = f.read()
     except OSError as exc:
         raise SuiteError(f"{path}: {exc.strerror or exc}") from None
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        steps = select_steps(parse_suite(text), only_genmove)
+        for step in steps:
+            step.command = resolve_loadsgf(step.command, folder)
     except SuiteError as exc:
         raise SuiteError(f"{path}: {exc}") from None
-    folder = os.path.dirname(os.path.abspath(path))
+    return steps
+
+
+def run_suite(name, steps, command, timeout, log_path, on_result):
+    """Return (results, refused set-ups, error) of a suite's steps run through one engine
+    process: one dict per test, in order, each also passed to on_result; one dict per set-up
+    command the engine refused; error None, or why the suite stopped (the engine died, hung
+    or broke the protocol; the steps after it are not run)."""
     results = []
+    refused = []
     engine = GtpEngine(command, log_path)
     try:
         for step in steps:
-            sent = resolve_loadsgf(step.command, folder)
             started = time.monotonic()
             try:
-                response = engine.send(sent, timeout)
+                response = engine.send(step.command, timeout)
             except EngineError as exc:
-                return results, f"line {step.line} ({step.command}): {exc}"
-            if step.number is None or step.expectation is None:
+                return results, refused, f"line {step.line} ({step.command}): {exc}"
+            if response.malformed:
+                return results, refused, (f"line {step.line} ({step.command}): "
+                                          f"{'; '.join(response.problems)}")
+            ok = response.ok is True
+            if step.number is None:
+                if not ok:
+                    refused.append({"line": step.line, "command": step.command,
+                                    "answer": f"? {response.text}"})
                 continue
-            ok = response.ok is True and not response.malformed
-            result = {"suite": os.path.basename(path), "number": step.number,
-                      "command": step.command,
-                      "expected": ("!" if step.expectation.negate else "")
-                      + step.expectation.pattern,
+            expected = None if step.expectation is None else (
+                ("!" if step.expectation.negate else "") + step.expectation.pattern)
+            result = {"suite": name, "number": step.number, "command": step.command,
+                      "expected": expected,
                       "answer": response.text if ok else f"? {response.text}",
-                      "outcome": outcome_of(step.expectation, ok, response.text),
+                      "outcome": outcome_of(step.expectation, ok, response.text,
+                                            asks_for_move(step.command)),
                       "seconds": round(time.monotonic() - started, 3)}
             results.append(result)
             on_result(result)
     finally:
         engine.close()
-    return results, None
+    return results, refused, None
 
 
 def tally(results):
@@ -202,6 +238,9 @@ def format_table(suites):
                      + " ".join(f"{counts[name]:>15}" for name in OUTCOMES))
         if suite["error"]:
             lines.append(f"  stopped: {suite['error']}")
+        for r in suite["refused_setup"]:
+            lines.append(f"  set-up refused at line {r['line']}: {r['command']} -> "
+                         f"{r['answer']!r}")
     for suite in suites:
         for r in suite["unexpected"]:
             lines.append(f"  {r['outcome'].upper()} {suite['suite']} {r['number']}: "
@@ -232,8 +271,14 @@ def parse_args(argv):
 
 def main(argv=None):
     """Return the exit status: 0 when every suite ran to its end, 1 when an engine stopped
-    answering, 2 for a suite that cannot be read; the table and the JSON line are printed."""
+    answering or broke the protocol, 2 for a suite that cannot be read (then none runs); the
+    table and the JSON line are printed."""
     args, flags = parse_args(argv)
+    try:
+        suite_steps = [read_suite(path, args.only_genmove) for path in args.suites]
+    except SuiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     base = args.engine or f"{shlex.quote(sys.executable)} {shlex.quote(GTP_MAIN)}"
     command = " ".join([base] + [shlex.quote(f) for f in flags])
     log_path = args.engine_log
@@ -253,19 +298,16 @@ def main(argv=None):
     suites = []
     status = 0
     try:
-        for k, path in enumerate(args.suites):
+        for k, (path, steps) in enumerate(zip(args.suites, suite_steps)):
             # Each suite's engine writes a log of its own: the first the given file.
             suite_log = log_path if k == 0 else f"{log_path}.{k}"
-            try:
-                results, error = run_suite(path, command, args.timeout, args.only_genmove,
-                                           suite_log, on_result)
-            except SuiteError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
+            results, refused, error = run_suite(os.path.basename(path), steps, command,
+                                                args.timeout, suite_log, on_result)
             if error is not None:
                 status = 1
             suites.append({"suite": os.path.basename(path), "path": path,
                            "tests": len(results), "counts": tally(results), "error": error,
+                           "refused_setup": refused,
                            "unexpected": [r for r in results
                                           if r["outcome"] in ("fail", "unexpected pass")]})
     finally:

@@ -151,6 +151,7 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if any(not (0.0 < w < float("inf")) for w in args.with_prior):
         p.error("--with-prior weights must be positive")
+    args.with_prior = list(dict.fromkeys(args.with_prior))     # one judge a weight
     if args.positions < 1:
         p.error("--positions must be at least 1")
     if args.top < 2:

@@ -64,6 +64,14 @@ def test_each_outcome():
     # `.` matches the newlines of a many-line answer.
     assert rg.outcome_of(expect(".*gogui-ownership.*"), True, "a\ndboard/gogui-ownership\nb") \
         == "pass"
+    # Without an expectation a command only has to succeed; one the engine lacks counts apart.
+    assert rg.outcome_of(None, True, "") == "pass"
+    assert rg.outcome_of(None, False, "illegal move") == "fail"
+    assert rg.outcome_of(expect("C3"), False, "unknown command") == "unsupported"
+    # Moves regardless of case (GTP's vertices and pass are), other answers as they are.
+    assert rg.outcome_of(expect("PASS"), True, "pass", ignore_case=True) == "pass"
+    assert rg.outcome_of(expect("PASS", negate=True), True, "pass", ignore_case=True) == "fail"
+    assert rg.outcome_of(expect("PASS"), True, "pass") == "fail"
 
 
 def test_loadsgf_paths_are_resolved_against_the_suites_folder(tmp_path):
@@ -71,6 +79,8 @@ def test_loadsgf_paths_are_resolved_against_the_suites_folder(tmp_path):
         f"loadsgf {tmp_path / 'games' / 'a.sgf'} 20"
     assert rg.resolve_loadsgf("loadsgf /abs/a.sgf", str(tmp_path)) == "loadsgf /abs/a.sgf"
     assert rg.resolve_loadsgf("genmove b", str(tmp_path)) == "genmove b"
+    with pytest.raises(rg.SuiteError, match="whitespace"):
+        rg.resolve_loadsgf("loadsgf games/a.sgf", str(tmp_path / "my suites"))
 
 
 def test_only_genmove_keeps_the_set_up_and_the_move_tests():
@@ -83,23 +93,29 @@ def test_only_genmove_keeps_the_set_up_and_the_move_tests():
 
 def test_a_suite_run_counts_every_outcome(tmp_path, capsys, fake):
     suite = tmp_path / "s.tst"
-    suite.write_text("loadsgf games/x.sgf 3\n1 name\n#? [Fake]\n2 play b A1\n#? [.*]*\n"
-                     "3 genmove b\n#? [!C3]\n4 name\n#? [Fake]*\n5 version\n#? [.*]&\n"
-                     "6 genmove b\n#? [D4]\n")
+    suite.write_text("\ufeffloadsgf games/x.sgf 3\n1 name\n#? [Fake]\n2 play b A1\n#? [.*]*\n"
+                     "3 genmove b\n#? [!c3]\n4 name\n#? [Fake]*\n5 version\n#? [.*]&\n"
+                     "6 genmove b\n#? [D4]\n7 owl_attack A1\n#? [1 B2]\n8 play w A1\n"
+                     "9 play w B1\n", encoding="utf-8")
     log = tmp_path / "sent.log"
     results = tmp_path / "results.jsonl"
     engine = fake("--reject", "A1", "--moves", "C3,D4", "--log", str(log))
     status, summary, err = _run(capsys, [suite, "--engine", engine, "--results", results])
     assert status == 0
-    assert summary["totals"] == {"pass": 2, "fail": 1, "expected fail": 1,
-                                 "unexpected pass": 1, "ignored": 1}
-    assert [(r["number"], r["outcome"]) for r in summary["suites"][0]["unexpected"]] == [
-        (3, "fail"), (4, "unexpected pass")]
+    # 8 and 9 have no expectation: the refused play fails, the other passes. The fake
+    # lacks owl_attack (7) and loadsgf, a refused set-up command.
+    assert summary["totals"] == {"pass": 3, "fail": 2, "expected fail": 1,
+                                 "unexpected pass": 1, "ignored": 1, "unsupported": 1}
+    suite_summary = summary["suites"][0]
+    assert [(r["number"], r["outcome"]) for r in suite_summary["unexpected"]] == [
+        (3, "fail"), (4, "unexpected pass"), (8, "fail")]
+    assert [r["line"] for r in suite_summary["refused_setup"]] == [1]
     lines = [json.loads(line) for line in results.read_text().splitlines()]
-    assert [r["number"] for r in lines] == [1, 2, 3, 4, 5, 6]
+    assert [r["number"] for r in lines] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert lines[1]["answer"] == "? illegal move"
     assert f"loadsgf {tmp_path / 'games' / 'x.sgf'} 3" in log.read_text().splitlines()
     assert "FAIL s.tst 3" in err and "UNEXPECTED PASS s.tst 4" in err
+    assert "set-up refused at line 1" in err
     # With --only-genmove the name, play and version tests are left out.
     status, summary, _ = _run(capsys, [suite, "--engine", fake("--moves", "D4,D4"),
                                        "--only-genmove"])
@@ -116,13 +132,26 @@ def test_an_engine_that_dies_stops_its_suite_with_status_1(tmp_path, capsys, fak
     assert "line 3 (genmove b)" in summary["suites"][0]["error"] and "stopped" in err
 
 
-def test_a_missing_or_malformed_suite_is_refused(tmp_path, capsys, fake):
+def test_an_answer_that_breaks_the_protocol_stops_its_suite(tmp_path, capsys, fake):
+    suite = tmp_path / "s.tst"
+    suite.write_text("1 genmove b\n#? [D4]\n2 name\n#? [Fake]\n")
+    # Two answers to one genmove: the second comes as the next command's, with the wrong id.
+    status, summary, _ = _run(capsys, [suite, "--engine",
+                                       fake("--genmove-raw", "=ID D4\n\n=ID D5\n\n")])
+    assert status == 1 and summary["tests"] == 1 and summary["totals"]["pass"] == 1
+    assert "line 3 (name)" in summary["suites"][0]["error"]
+
+
+def test_a_missing_or_malformed_suite_is_refused_before_any_runs(tmp_path, capsys, fake):
     status, summary, err = _run(capsys, [tmp_path / "none.tst", "--engine", fake()])
     assert status == 2 and summary is None and "none.tst" in err
-    bad = tmp_path / "bad.tst"
+    good, bad = tmp_path / "good.tst", tmp_path / "bad.tst"
+    good.write_text("1 name\n#? [Fake]\n")
     bad.write_text("1 name\n#? Fake\n")
-    status, summary, err = _run(capsys, [bad, "--engine", fake()])
+    log = tmp_path / "sent.log"
+    status, summary, err = _run(capsys, [good, bad, "--engine", fake("--log", str(log))])
     assert status == 2 and "bad.tst: line 2" in err
+    assert not log.exists()                   # the good suite before it did not run either
     with pytest.raises(SystemExit):
         rg.parse_args([str(bad), "--timeout", "0"])
 
@@ -135,4 +164,5 @@ def test_darkgos_own_suite_passes(capsys):
                                        "--", "--rollouts", "300", "--threads", "1"])
     assert status == 0
     assert summary["totals"] == {"pass": 20, "fail": 0, "expected fail": 3,
-                                 "unexpected pass": 0, "ignored": 0}
+                                 "unexpected pass": 0, "ignored": 0, "unsupported": 0}
+    assert summary["suites"][0]["refused_setup"] == []
