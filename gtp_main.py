@@ -234,8 +234,8 @@ def build_parser():
                         "moves that keep points; 0 plays for the win alone; default "
                         f"{SearchConfig.score_weight}")
     p.add_argument("--score-decided", type=below_half, default=SearchConfig.score_decided,
-                   help="with --score-weight: the score utility only while the root's playout "
-                        "win rate is below this or above 1 minus this (a decided game, where "
+                   help="with --score-weight: the score utility only while the root's win "
+                        "rate is below this or above 1 minus this (a decided game, where "
                         "the win rates no longer tell moves apart), re-read as the search "
                         "runs; 0: always; default "
                         f"{SearchConfig.score_decided}")
