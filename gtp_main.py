@@ -55,14 +55,6 @@ def fraction(text):
     return value
 
 
-def below_half(text):
-    """argparse type: a float in [0, 0.5)."""
-    value = fraction(text)
-    if value >= 0.5:
-        raise argparse.ArgumentTypeError(f"must be below 0.5, got {value}")
-    return value
-
-
 def signed_fraction(text):
     """argparse type: a float in [-1, 1]."""
     value = float(text)
@@ -233,12 +225,6 @@ def build_parser():
                         "(KataGo's score utility), so that a decided game still prefers the "
                         "moves that keep points; 0 plays for the win alone; default "
                         f"{SearchConfig.score_weight}")
-    p.add_argument("--score-decided", type=below_half, default=SearchConfig.score_decided,
-                   help="with --score-weight: the score utility only while the root's win "
-                        "rate is below this or above 1 minus this (a decided game, where "
-                        "the win rates no longer tell moves apart), re-read as the search "
-                        "runs; 0: always; default "
-                        f"{SearchConfig.score_decided}")
     p.add_argument("--score-scale", type=positive_float, default=SearchConfig.score_scale,
                    help="the score utility's scale in points per line of board width: a "
                         "move whose mean score is scale x size above the expected score gets "
@@ -541,8 +527,7 @@ def player_config(args):
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
                           fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
                           value_until=args.value_until, value_eqex=args.value_eqex,
-                          score_weight=args.score_weight, score_decided=args.score_decided,
-                          score_scale=args.score_scale,
+                          score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
                           tactics_prior=args.tactics_prior,
                           ladder_escape_factor=args.ladder_escape_factor,
@@ -626,8 +611,6 @@ def main(argv=None):
     """Parse flags and serve GTP until quit or end of input; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.score_decided > 0 and args.score_weight == 0:
-        parser.error("--score-decided needs --score-weight (it says when the score counts)")
     try:
         setup_logging(args.log_file, args.log_level)
     except OSError as exc:

@@ -13,8 +13,7 @@ say otherwise). With a value head, the net's evaluation of each expanded leaf is
 along its path into separate statistics and mixed with the playouts' win rate (AlphaGo).
 Score-aware search (KataGo's score utility): each playout's final score is backed up too, and
 a move's mean score, measured from the root's expected score, gives a utility mixed into the
-win rate by score_weight, so that a decided game still tells moves apart by the points they keep;
-with score_decided only while the root's win rate says the game is decided.
+win rate by score_weight, so that a decided game still tells moves apart by the points they keep.
 """
 import logging
 import math
@@ -42,9 +41,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
  P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
  P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SCORE_WEIGHT, P_SCORE_CENTER,
- P_SCORE_SCALE, P_SHAPE_EQEX, P_RAVE_DISTANCE, P_VALUE_EQEX, P_SCORE_WEIGHT_SET,
- P_SCORE_DECIDED) = range(25)
-PARAM_SLOTS = 25
+ P_SCORE_SCALE, P_SHAPE_EQEX, P_RAVE_DISTANCE, P_VALUE_EQEX) = range(23)
+PARAM_SLOTS = 23
 # Search steps between checks whether the move is decided (see decided).
 DECIDED_CHECK_EVERY = 64
 # What a worker writes into the stop flag when it finds the move decided (others write 1).
@@ -146,9 +144,6 @@ class SearchConfig:
     # does, instead of staying in every ancestor's win rate as value_weight's mix does.
     value_eqex: int = 0
     score_weight: float = 0.0      # share of the score utility in a move's win rate
-    # The score utility only while the root's win rate is below this or above 1 - this (a
-    # decided game, where the win rates no longer tell moves apart); 0: always.
-    score_decided: float = 0.0
     score_scale: float = 0.5       # points per line of board width for a utility of tanh(1)
     early_stop: bool = True        # stop once no other root move can catch the most visited
     # Evaluate each leaf on its search thread instead of the server's: slower, but with one
@@ -230,12 +225,7 @@ class SearchConfig:
         params[P_VALUE_WEIGHT] = self.value_weight_at(moves_played) if net else 0.0
         params[P_VALUE_EQEX] = self.value_eqex_at(moves_played, net)
         params[P_EARLY_STOP] = 1.0 if self.early_stop else 0.0
-        # P_SCORE_WEIGHT is the weight in force, P_SCORE_WEIGHT_SET the configured one, which
-        # follow_score_center puts in force while the game is decided (always without
-        # score_decided).
-        params[P_SCORE_WEIGHT_SET] = self.score_weight
-        params[P_SCORE_DECIDED] = self.score_decided
-        params[P_SCORE_WEIGHT] = 0.0 if self.score_decided > 0 else self.score_weight
+        params[P_SCORE_WEIGHT] = self.score_weight
         params[P_SCORE_CENTER] = score_center
         params[P_SCORE_SCALE] = self.score_scale * size
         params[P_SHAPE_EQEX] = self.shape_eqex if self.shapes and not net else 0
@@ -779,39 +769,30 @@ def decided(tree, root, params, budget):
 
 
 @njit(**bd.NO_ALLOC)
-def root_playout_means(tree, root):
-    """Return (mean final score, win rate, playouts) of the playouts through the root's
-    edges, for the side to move at the root ((0, 0.5, 0) before any)."""
+def root_mean_score(tree, root):
+    """Return the mean final playout score through the root's edges for the side to move
+    at the root, and the playouts it averages (0 before any)."""
     if tree.node_state[root] != EXPANDED:
-        return 0.0, 0.5, 0
+        return 0.0, 0
     half_points = 0
-    half_wins = 0
     visits = 0
     first = tree.node_first[root]
     for e in range(first, first + tree.node_count[root]):
         half_points += tree.edge_score_sum[e]
-        half_wins += tree.edge_wins[e]
         visits += tree.edge_visits[e]
-    if visits == 0:
-        return 0.0, 0.5, 0
-    return 0.5 * half_points / visits, 0.5 * half_wins / visits, visits
+    return (0.5 * half_points / visits if visits > 0 else 0.0), visits
 
 
 @njit(**bd.NO_ALLOC)
 def follow_score_center(tree, root, params, root_color):
     """With a score utility, move its center (Black's expected score) to the root's mean
     playout score so far: the utility then measures each move against what the position
-    is worth now. With P_SCORE_DECIDED, put the utility in force only while the root's win
-    rate is below it or above 1 - it. Called by the workers every DECIDED_CHECK_EVERY steps
-    (and once before they start), so that one thread with a seed still repeats its moves."""
-    if params[P_SCORE_WEIGHT_SET] > 0:
-        mean, rate, visits = root_playout_means(tree, root)
+    is worth now. Called by the workers every DECIDED_CHECK_EVERY steps, so that one thread
+    with a seed still repeats its moves."""
+    if params[P_SCORE_WEIGHT] > 0:
+        mean, visits = root_mean_score(tree, root)
         if visits > 0:
             params[P_SCORE_CENTER] = mean if root_color == bd.BLACK else -mean
-            threshold = params[P_SCORE_DECIDED]
-            if threshold > 0:
-                decided_game = rate < threshold or rate > 1.0 - threshold
-                params[P_SCORE_WEIGHT] = params[P_SCORE_WEIGHT_SET] if decided_game else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -1225,7 +1206,6 @@ class Search:
                                       size=game.size,
                                       score_center=self._starting_score_center(game),
                                       moves_played=int(game.board.info[bd.MOVE_NUMBER]))
-        follow_score_center(tree, self.root, params, board.info[bd.TO_PLAY])
         self._params = params
         stop = np.zeros(1, np.int64)
         if self.server is None:
@@ -1287,7 +1267,7 @@ class Search:
         """Return Black's expected score where the score utility's center starts: the mean
         playout score through the root as placed (a reused subtree's), else where the
         previous search left it, else 0 (the workers move it as they go)."""
-        mean, _, visits = root_playout_means(self.tree, self.root)
+        mean, visits = root_mean_score(self.tree, self.root)
         if visits > 0:
             return mean if game.to_play == bd.BLACK else -mean
         return self._score_center

@@ -379,20 +379,9 @@ def test_the_favourite_margin_reaches_the_player():
 
 
 def test_score_flags_reach_the_search():
-    args = gtp_main.build_parser().parse_args(["--score-weight", "0.2", "--score-scale", "0.3",
-                                               "--score-decided", "0.1"])
+    args = gtp_main.build_parser().parse_args(["--score-weight", "0.2", "--score-scale", "0.3"])
     search = gtp_main.player_config(args).search
-    assert (search.score_weight, search.score_scale, search.score_decided) == (0.2, 0.3, 0.1)
-    for bad in ("0.5", "-0.1"):
-        with pytest.raises(SystemExit):
-            gtp_main.build_parser().parse_args(["--score-decided", bad])
-
-
-def test_score_decided_without_a_score_weight_is_refused(capsys):
-    with pytest.raises(SystemExit) as exc:
-        gtp_main.main(["--score-decided", "0.1"])
-    assert exc.value.code == 2 and "--score-decided needs --score-weight" in \
-        capsys.readouterr().err
+    assert (search.score_weight, search.score_scale) == (0.2, 0.3)
 
 
 def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(tmp_path):

@@ -758,36 +758,6 @@ def test_score_weight_takes_the_bigger_move_when_every_move_wins(seed):
     assert shares[0.0] < 0.3 and shares[0.3] > 0.7
 
 
-@pytest.mark.parametrize("half_wins, in_force", [(20, False), (38, False), (39, True),
-                                                  (1, True), (2, False)])
-def test_score_decided_puts_the_utility_in_force_only_while_the_game_is_decided(half_wins,
-                                                                                 in_force):
-    from engine.search import P_SCORE_WEIGHT, follow_score_center
-    # One root move of 20 playouts: win rates 50%, 95%, 97.5%, 2.5% and 5% against 0.05.
-    tree, root, _ = puct_root([1.0], [(half_wins, 20)])
-    tree.edge_score_sum[0] = 2 * 20 * 3
-    params = SearchConfig(score_weight=0.4, score_decided=0.05).as_array(7.5)
-    assert params[P_SCORE_WEIGHT] == 0.0        # until the root's win rate has been read
-    follow_score_center(tree, root, params, bd.BLACK)
-    assert params[P_SCORE_WEIGHT] == (0.4 if in_force else 0.0)
-    # Without score_decided the utility is always in force, from the start.
-    params = SearchConfig(score_weight=0.4).as_array(7.5)
-    assert params[P_SCORE_WEIGHT] == 0.4
-    follow_score_center(tree, root, params, bd.BLACK)
-    assert params[P_SCORE_WEIGHT] == 0.4
-
-
-@pytest.mark.parametrize("score_decided, capture_share", [(0.1, 0.7), (0.0, 0.7)])
-def test_score_decided_keeps_the_bigger_move_when_every_move_wins(score_decided,
-                                                                   capture_share):
-    game = game_from_diagram(WON_WITH_A_CAPTURE_LEFT, komi=-10.5)
-    search = Search(SearchConfig(seed=1, score_weight=0.3, score_decided=score_decided,
-                                 early_stop=False, uct_c=0.3, rave_bias=0.02), 7)
-    result = search.run(game, 2000)
-    capture = {m.point: m for m in result.children}[game.parse_vertex("D3")]
-    assert capture.visits / result.playouts > capture_share
-
-
 def test_uct_and_rave_settings_apply_to_the_search_they_name():
     from engine.search import P_RAVE_BIAS, P_UCT_C
     config = SearchConfig(uct_c=0.1, rave_bias=0.001, net_uct_c=0.7, net_rave_bias=-1.0)
