@@ -40,11 +40,9 @@ import sys
 import tempfile
 import time
 
-from benchmarks.agreement import split_engine_flags
+from benchmarks.agreement import GTP_MAIN, split_engine_flags
 from benchmarks.gtp_client import EngineError, GtpEngine
 
-GTP_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "gtp_main.py")
 GENMOVE_COMMANDS = ("genmove", "reg_genmove", "gg_genmove", "restricted_genmove")
 OUTCOMES = ("pass", "fail", "expected fail", "unexpected pass", "ignored", "unsupported")
 UNKNOWN_COMMAND = "unknown command"
@@ -148,7 +146,7 @@ def select_steps(steps, only_genmove):
     """Return the steps to run: all, or with only_genmove the set-up steps and the tests that
     ask for a move."""
     if not only_genmove:
-        return list(steps)
+        return steps
     return [s for s in steps if s.number is None or asks_for_move(s.command)]
 
 
