@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks.gtp_client import EngineError, GtpEngine
+from benchmarks.gtp_client import GTP_MAIN, EngineError, GtpEngine
 from benchmarks.match import append_result, wilson_interval
 from engine import board as bd
 from engine.game import xy_to_vertex
@@ -50,8 +50,6 @@ from engine.search import MoveStats, SearchResult
 from nets import data as nd
 
 SIZE = 19
-GTP_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "gtp_main.py")
 # Stages by the number of moves played before the position: (label, first, last or None).
 STAGES = (("0-49", 0, 49), ("50-99", 50, 99), ("100-149", 100, 149), ("150-199", 150, 199),
           ("200+", 200, None))

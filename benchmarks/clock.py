@@ -52,13 +52,11 @@ import sys
 import tempfile
 import time
 
-from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine
+from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, darkgo_command
 from benchmarks.match import append_result, parse_score, read_results
 from benchmarks.soak import GNUGO
 from benchmarks.time_control import SYSTEMS, GameClock, TimeSystem, time_system
 
-GTP_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "gtp_main.py")
 # A genmove is awaited this long past the moment its clock ran out, so that a late answer's
 # time is still measured; the game is lost either way.
 GRACE = 10.0
@@ -353,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     """Return 0 when no game was lost on time or forfeited, after playing the games and
     printing the JSON line (1 otherwise, 2 for a results file of other settings)."""
     args, systems = parse_args(argv)
-    base = args.engine or f"{shlex.quote(sys.executable)} {shlex.quote(GTP_MAIN)}"
+    base = darkgo_command(args.engine)
     settings = {"engine": " ".join([base] + [shlex.quote(f) for f in args.engine_flags]),
                 "opponent": args.opponent, "size": args.size, "komi": args.komi,
                 "lag": args.lag, "hog": args.hog, "cold": args.cold,

@@ -30,16 +30,13 @@ import argparse
 import json
 import os
 import re
-import shlex
 import sys
 import tempfile
 import time
 
 import gtp_main
-from benchmarks.gtp_client import GtpEngine
+from benchmarks.gtp_client import GtpEngine, darkgo_command
 
-GTP_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "gtp_main.py")
 # The first 100 moves (SGF points, black first) of a 9-dan game, tygem9d-2005.zip 75805760:
 # a middle game with groups in contact all over the board.
 MIDDLE_GAME = ("pddppqdcfqcnjpqnporproqoqprnrqsoqkomooqrqqqiqgpjcechcccbddbceccddbcceekcmchcheke"
@@ -253,7 +250,7 @@ def parse_args(argv):
 def main(argv=None):
     """Run the benchmark and print its JSON line."""
     args = parse_args(argv)
-    program = args.engine or f"{shlex.quote(sys.executable)} {shlex.quote(GTP_MAIN)}"
+    program = darkgo_command(args.engine)
     candidates = [(t, n) for n in args.net for t in args.threads]
     load_before = os.getloadavg()
     started = time.perf_counter()

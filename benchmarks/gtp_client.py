@@ -1,14 +1,26 @@
 """Controller side of GTP: one engine subprocess, answers read with timeouts and checked."""
 
 import dataclasses
+import os
 import queue
 import re
 import shlex
 import subprocess
+import sys
 import threading
 import time
 
 from engine import foreign_environment
+
+# darkgo's GTP entry point in this repository, which the benchmarks run by default.
+GTP_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "gtp_main.py")
+
+
+def darkgo_command(engine=None):
+    """Return engine, or when it is None the shell command that runs this repository's
+    darkgo with the Python running this."""
+    return engine or f"{shlex.quote(sys.executable)} {shlex.quote(GTP_MAIN)}"
 
 _STATUS_LINE = re.compile(r"([=?])(\d*)(?:\s(.*))?$", re.DOTALL)
 

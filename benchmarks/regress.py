@@ -40,8 +40,8 @@ import sys
 import tempfile
 import time
 
-from benchmarks.agreement import GTP_MAIN, split_engine_flags
-from benchmarks.gtp_client import EngineError, GtpEngine
+from benchmarks.agreement import split_engine_flags
+from benchmarks.gtp_client import EngineError, GtpEngine, darkgo_command
 
 GENMOVE_COMMANDS = ("genmove", "reg_genmove", "gg_genmove", "restricted_genmove")
 OUTCOMES = ("pass", "fail", "expected fail", "unexpected pass", "ignored", "unsupported")
@@ -277,7 +277,7 @@ def main(argv=None):
     except SuiteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    base = args.engine or f"{shlex.quote(sys.executable)} {shlex.quote(GTP_MAIN)}"
+    base = darkgo_command(args.engine)
     command = " ".join([base] + [shlex.quote(f) for f in flags])
     log_path = args.engine_log
     if log_path is None:

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from benchmarks import regress as rg
+from benchmarks.gtp_client import GTP_MAIN
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -158,7 +159,7 @@ def test_a_missing_or_malformed_suite_is_refused_before_any_runs(tmp_path, capsy
 
 def test_darkgos_own_suite_passes(capsys):
     # On a cold compile cache a first genmove gets a move without search: fill it first.
-    subprocess.run([sys.executable, rg.GTP_MAIN, "--warm-up"], check=True,
+    subprocess.run([sys.executable, GTP_MAIN, "--warm-up"], check=True,
                    capture_output=True, timeout=1200)
     status, summary, _ = _run(capsys, [os.path.join(ROOT, "tests", "regress", "darkgo.tst"),
                                        "--", "--rollouts", "300", "--threads", "1"])
