@@ -24,6 +24,13 @@ from engine.shapes import DEFAULT_SHAPES, cached_model
 from engine.warmup import Warmup
 
 
+# The search's value mix, the measured best (benchmarks/RESULTS.md, value head): 30% of the
+# network's value in every win rate before move 200, playouts alone from there on, where the
+# head judges worse than they do. It beat the same search without the value 39 of 52 games.
+DEFAULT_VALUE_WEIGHT = 0.3
+DEFAULT_VALUE_UNTIL = 200
+
+
 def positive_int(text):
     """argparse type: an integer >= 1."""
     value = int(text)
@@ -205,20 +212,21 @@ def build_parser():
     p.add_argument("--fpu-reduction", type=float, default=SearchConfig.fpu_reduction,
                    help="PUCT: an unvisited move starts at the mean win rate of its visited "
                         f"siblings less this; default {SearchConfig.fpu_reduction}")
-    p.add_argument("--value-weight", type=fraction, default=SearchConfig.value_weight,
+    p.add_argument("--value-weight", type=fraction, default=None,
                    help="share of the network's value head in a move's win rate (0: playouts "
                         "only, 1: the net only); needs weights with a value head; default "
-                        f"{SearchConfig.value_weight}")
+                        f"{DEFAULT_VALUE_WEIGHT} with weights that have one (the default "
+                        "weights do), 0 with weights that have none")
     p.add_argument("--value-eqex", type=non_negative_int, default=SearchConfig.value_eqex,
                    help="playouts' worth of experience at the value head's win rate given to "
                         "the move into each leaf the network evaluates, fading as the move's "
                         "own playouts come in (independent of --value-weight); needs weights "
                         f"with a value head; default {SearchConfig.value_eqex}")
-    p.add_argument("--value-until", type=non_negative_int, default=SearchConfig.value_until,
+    p.add_argument("--value-until", type=non_negative_int, default=DEFAULT_VALUE_UNTIL,
                    help="use the value (--value-weight, --value-eqex) only before this many "
                         "moves of the game (the head "
                         "judges the endgame worse than the playouts); 0: at every move; "
-                        f"default {SearchConfig.value_until}")
+                        f"default {DEFAULT_VALUE_UNTIL}")
     p.add_argument("--score-weight", type=fraction, default=SearchConfig.score_weight,
                    help="share of the score utility in a move's win rate: the playouts' final "
                         "scores, 0.5 at the root's expected score and tanh-shaped around it "
@@ -464,8 +472,31 @@ def check_network_flags(args):
 
 
 def uses_value(args):
-    """Whether the flags ask the search for the network's value."""
-    return args.value_weight > 0 or args.value_eqex > 0
+    """Whether the flags ask the search for the network's value explicitly."""
+    return (args.value_weight or 0) > 0 or args.value_eqex > 0
+
+
+def value_weight(args, evaluator):
+    """Return the value's share in the search's win rates: --value-weight when given, else
+    DEFAULT_VALUE_WEIGHT with an evaluator whose net has a value head and 0 without one."""
+    if args.value_weight is not None:
+        return args.value_weight
+    has_value = evaluator is not None and not args.policy_only and evaluator.has_value
+    return DEFAULT_VALUE_WEIGHT if has_value else 0.0
+
+
+def log_value_mix(search, evaluator, args):
+    """Log how the search uses the network's value head, so a log tells which mix played."""
+    if evaluator is None or args.policy_only:
+        return
+    log = logging.getLogger("gtp_main")
+    if not evaluator.has_value:
+        log.info("network value: none in these weights; win rates from the playouts alone")
+    elif search.value_weight > 0:
+        until = f" until move {search.value_until}" if search.value_until else ""
+        log.info("network value: %.2f of each win rate%s", search.value_weight, until)
+    else:
+        log.info("network value: not mixed into win rates (--value-weight 0)")
 
 
 def load_evaluator(args):
@@ -514,8 +545,9 @@ def shapes_path(args):
     return path
 
 
-def player_config(args):
-    """Return the PlayerConfig (search settings included) that parsed arguments ask for."""
+def player_config(args, evaluator=None):
+    """Return the PlayerConfig (search settings included) that parsed arguments ask for,
+    searching with the evaluator given (value_weight's default depends on its net)."""
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
     logging.getLogger("gtp_main").info("random seed %d", seed)
     search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
@@ -525,7 +557,8 @@ def player_config(args):
                           prior_eqex=args.prior_eqex,
                           shapes=shapes_path(args), shape_eqex=args.shape_eqex,
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
-                          fpu_reduction=args.fpu_reduction, value_weight=args.value_weight,
+                          fpu_reduction=args.fpu_reduction,
+                          value_weight=value_weight(args, evaluator),
                           value_until=args.value_until, value_eqex=args.value_eqex,
                           score_weight=args.score_weight, score_scale=args.score_scale,
                           net_prior_eqex=args.net_prior_eqex,
@@ -549,7 +582,7 @@ def player_config(args):
 def build_engine(args, evaluator=None, config=None):
     """Return a GtpEngine configured from parsed arguments, an optional evaluator and an
     optional PlayerConfig (by default player_config(args))."""
-    player = Player(config or player_config(args), args.boardsize, evaluator)
+    player = Player(config or player_config(args, evaluator), args.boardsize, evaluator)
     if args.override_version is not None:
         logging.getLogger("gtp_main").info("answering 'version' with %r (--override-version)",
                                            args.override_version)
@@ -624,6 +657,9 @@ def main(argv=None):
         # the warm-up's first stage needs no network.
         warmup = None if args.warm_up else Warmup(config, compiler_command(args)).start()
         evaluator = load_evaluator(args)
+        config = replace(config, search=replace(config.search,
+                                                value_weight=value_weight(args, evaluator)))
+        log_value_mix(config.search, evaluator, args)
         if evaluator is None and config.search.shapes:
             cached_model(config.search.shapes)
     except ValueError as exc:

@@ -41,11 +41,12 @@ LATER_CONFIG_KEYS = {"value": False, "value_convs": 0, "value_ownership": False}
 KOMI_SCALE = 10.0
 
 _WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "weights")
-# The search's net: sized for its batches on 2 CPU cores (>= 500 positions/s in fp32).
-DEFAULT_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu.pt")
+# The search's net: sized for its batches on 2 CPU cores (>= 500 positions/s in fp32), with
+# the value head the search mixes into its win rates (gtp_main.DEFAULT_VALUE_WEIGHT).
+DEFAULT_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu_value.pt")
 # The pure-network player's net: deeper and slower, affordable since it evaluates one position
 # (8 symmetries) per move, where the search needs hundreds per second. Its games were measured
-# with it; cpu.pt, trained further on a GPU, is now the more accurate on held-out moves.
+# with it; cpu.pt and cpu_value.pt, trained further, are now the more accurate on held-out moves.
 POLICY_ONLY_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu10.pt")
 
 WEIGHTS_FORMAT = 1

@@ -222,7 +222,7 @@ def test_policy_priors_on_engine_boards():
 
 
 def test_default_weights_path_and_devices():
-    assert nm.DEFAULT_WEIGHTS.endswith("cpu.pt")
+    assert nm.DEFAULT_WEIGHTS.endswith("cpu_value.pt")
     assert nm.resolve_device("cpu").type == "cpu"
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA"):

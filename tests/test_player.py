@@ -401,12 +401,33 @@ def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(t
 def test_value_flags_need_weights_with_a_value_head(flag):
     from nets import model as nm
     parse = gtp_main.build_parser().parse_args
+    policy_only_file = os.path.join(os.path.dirname(nm.DEFAULT_WEIGHTS), "cpu.pt")
     with pytest.raises(ValueError, match="need weights with a value head"):
-        gtp_main.load_evaluator(parse(["--device", "cpu", *flag]))
-    valued = gtp_main.load_evaluator(parse(
-        ["--device", "cpu", "--weights", os.path.join(os.path.dirname(nm.DEFAULT_WEIGHTS),
-                                                      "cpu_value.pt"), *flag]))
-    assert valued.has_value
+        gtp_main.load_evaluator(parse(["--device", "cpu", "--weights", policy_only_file, *flag]))
+    assert gtp_main.load_evaluator(parse(["--device", "cpu", *flag])).has_value
+
+
+def search_of(flags):
+    """Return the SearchConfig main would search with under these flags, network loaded."""
+    args = gtp_main.build_parser().parse_args(["--device", "cpu", *flags])
+    return gtp_main.player_config(args, gtp_main.load_evaluator(args)).search
+
+
+def test_the_default_search_mixes_the_value_in_before_move_200():
+    default = search_of([])
+    assert (default.value_weight, default.value_until) == (
+        gtp_main.DEFAULT_VALUE_WEIGHT, gtp_main.DEFAULT_VALUE_UNTIL)
+    assert default.value_weight > 0 and default.value_until == 200
+    assert search_of(["--value-weight", "0"]).value_weight == 0
+    assert search_of(["--value-weight", "0.5", "--value-until", "0"]).value_until == 0
+
+
+def test_weights_without_a_value_head_search_on_playouts_alone():
+    from nets import model as nm
+    policy_only_file = os.path.join(os.path.dirname(nm.DEFAULT_WEIGHTS), "cpu.pt")
+    assert search_of(["--weights", policy_only_file]).value_weight == 0
+    assert search_of(["--net", "none"]).value_weight == 0
+    assert gtp_main.player_config(gtp_main.build_parser().parse_args([])).search.value_weight == 0
 
 
 def test_dead_stone_judgement_does_not_depend_on_the_searchs_learnt_replies():
