@@ -382,3 +382,23 @@ def test_a_warm_up_failure_is_an_error_unless_the_engine_is_leaving(tmp_path, ca
     assert warmup.failed and warmup.finished()
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == (0 if leaving else 1)
+
+
+@pytest.mark.parametrize("flags, weight", [
+    ([], gtp_main.DEFAULT_VALUE_WEIGHT),
+    (["--weights", os.path.join(ROOT, "weights", "cpu.pt")], 0.0),
+    (["--value-weight", "0.5"], 0.5)])
+def test_main_searches_with_the_value_mix_its_weights_allow(monkeypatch, flags, weight):
+    made, served = [], []
+
+    def held(config, compiler):
+        made.append(HeldWarmup(config))
+        return made[-1]
+    monkeypatch.setattr(gtp_main, "Warmup", held)
+    monkeypatch.setattr(gtp_main, "run_gtp", served.append)
+    try:
+        assert gtp_main.main(["--device", "cpu", "--log-level", "error", *flags]) == 0
+    finally:
+        made[0].gate.set()
+    search = served[0].player.config.search
+    assert (search.value_weight, search.value_until) == (weight, gtp_main.DEFAULT_VALUE_UNTIL)
