@@ -481,13 +481,18 @@ def value_weight(args, evaluator):
     DEFAULT_VALUE_WEIGHT with an evaluator whose net has a value head and 0 without one."""
     if args.value_weight is not None:
         return args.value_weight
-    has_value = evaluator is not None and not args.policy_only and evaluator.has_value
-    return DEFAULT_VALUE_WEIGHT if has_value else 0.0
+    searching_with_value = searches_with_network(args, evaluator) and evaluator.has_value
+    return DEFAULT_VALUE_WEIGHT if searching_with_value else 0.0
+
+
+def searches_with_network(args, evaluator):
+    """Whether moves come from a search that reads the evaluator (not the bare network)."""
+    return evaluator is not None and not args.policy_only
 
 
 def log_value_mix(search, evaluator, args):
     """Log how the search uses the network's value head, so a log tells which mix played."""
-    if evaluator is None or args.policy_only:
+    if not searches_with_network(args, evaluator):
         return
     log = logging.getLogger("gtp_main")
     if not evaluator.has_value:

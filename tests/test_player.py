@@ -397,13 +397,17 @@ def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(t
     assert chosen.model.config == searching.model.config
 
 
+# The shipped weights file without a value head (the search's before cpu_value.pt).
+WITHOUT_VALUE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "weights", "cpu.pt")
+
+
 @pytest.mark.parametrize("flag", [["--value-weight", "0.3"], ["--value-eqex", "8"]])
 def test_value_flags_need_weights_with_a_value_head(flag):
     from nets import model as nm
     parse = gtp_main.build_parser().parse_args
-    policy_only_file = os.path.join(os.path.dirname(nm.DEFAULT_WEIGHTS), "cpu.pt")
     with pytest.raises(ValueError, match="need weights with a value head"):
-        gtp_main.load_evaluator(parse(["--device", "cpu", "--weights", policy_only_file, *flag]))
+        gtp_main.load_evaluator(parse(["--device", "cpu", "--weights", WITHOUT_VALUE, *flag]))
     assert gtp_main.load_evaluator(parse(["--device", "cpu", *flag])).has_value
 
 
@@ -423,9 +427,7 @@ def test_the_default_search_mixes_the_value_in_before_move_200():
 
 
 def test_weights_without_a_value_head_search_on_playouts_alone():
-    from nets import model as nm
-    policy_only_file = os.path.join(os.path.dirname(nm.DEFAULT_WEIGHTS), "cpu.pt")
-    assert search_of(["--weights", policy_only_file]).value_weight == 0
+    assert search_of(["--weights", WITHOUT_VALUE]).value_weight == 0
     assert search_of(["--net", "none"]).value_weight == 0
     assert gtp_main.player_config(gtp_main.build_parser().parse_args([])).search.value_weight == 0
 
