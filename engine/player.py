@@ -173,7 +173,10 @@ def board_without(game, points):
 
 def seki_points(game, dead):
     """Return the living stones in seki: chains next to a dame point that neither colour can
-    fill without putting its own chain in atari (or committing suicide)."""
+    fill without putting its own chain in atari (or committing suicide), where neither fill
+    is a throw-in that kills (engine.playout.is_nakade_throw_in): an eyeless group whose
+    shared liberties close a dead shape around the other colour's stones is dead, not in
+    seki."""
     clean = board_without(game, dead)
     owner = np.empty(clean.stones.shape[0], np.int8)
     bd.area_owner(clean, owner)
@@ -182,7 +185,8 @@ def seki_points(game, dead):
     for p in game.on_board_points():
         if clean.stones[p] != bd.EMPTY or owner[p] != bd.EMPTY:
             continue
-        if all(_fills_into_atari(clean, p, c) for c in (bd.BLACK, bd.WHITE)):
+        if all(_fills_into_atari(clean, p, c) and not _kills_by_throw_in(clean, p, c)
+               for c in (bd.BLACK, bd.WHITE)):
             stones += [p + d for d in (-w, -1, 1, w) if clean.stones[p + d] in (bd.BLACK, bd.WHITE)]
     return _whole_chains(clean, stones)
 
@@ -194,6 +198,12 @@ def _fills_into_atari(board, p, color):
     trial = bd.copy_board(board)
     bd.play(trial, p, color)
     return trial.nlibs[trial.chain[p]] <= 1
+
+
+def _kills_by_throw_in(board, p, color):
+    """Return True if color playing p is a legal nakade throw-in that captures nothing."""
+    return (bd.is_legal(board, p, color) and not po.captures_something(board, p, color)
+            and po.is_nakade_throw_in(board, p, color))
 
 
 def _whole_chains(board, points):

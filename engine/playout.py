@@ -10,7 +10,8 @@ off unless its rate is set); ko recapture after a threat;
 atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye space
 (nakade); 3x3 patterns around the last two moves.
 Every candidate must be legal, must not fill the mover's own eye, and (except nakade) must not
-be a self-atari of more than `selfatari_max` stones that captures nothing, nor (with
+be a self-atari of more than `selfatari_max` stones that captures nothing, unless it is a
+throw-in that leaves the opponent capturing a dead shape (is_nakade_throw_in), nor (with
 `seki_reject`) a move that breaks a local seki. With every rule's
 probability at 0 and self-atari allowed, the policy is the uniform random one.
 """
@@ -201,7 +202,7 @@ def _surely_two_liberties(b, p, color):
 @njit(**NO_ALLOC_INLINE)
 def is_bad_selfatari(b, p, color, max_stones, words):
     """Return True if playing p leaves color's chain with one liberty, captures nothing and
-    the chain has more than max_stones stones."""
+    the chain has more than max_stones stones, and it is no nakade throw-in."""
     # Compiled into the caller: this quick part settles most points without a call.
     if _surely_two_liberties(b, p, color):
         return False
@@ -215,7 +216,107 @@ def _short_of_liberties(b, p, color, max_stones, words):
         return False
     if liberties_after(b, p, color, words) >= 2:
         return False
-    return stones_after(b, p, color) > max_stones
+    return stones_after(b, p, color) > max_stones and not is_nakade_throw_in(b, p, color)
+
+
+@njit(**NO_ALLOC)
+def _in_new_chain(b, q, p, color, h0, h1, h2, h3):
+    """Return True if q belongs to color's chain once color plays p: p itself or a stone of
+    one of the chains with heads h0-h3 (-1 for none) that p joins."""
+    if q == p:
+        return True
+    if b.stones[q] != color:
+        return False
+    head = b.chain[q]
+    return head == h0 or head == h1 or head == h2 or head == h3
+
+
+@njit(**NO_ALLOC)
+def _has_liberty(b, head, q):
+    """Return True if q is a liberty of the chain with this head."""
+    return ((b.libs[head, q >> 6] >> np.uint64(q & 63)) & np.uint64(1)) != 0
+
+
+@njit(**NO_ALLOC)
+def _throw_in_links(b, s, p, color, h0, h1, h2, h3, liberty):
+    """Return how many neighbours of s, a stone of color's chain once color plays p, are in
+    that chain; -1 if some opponent chain next to s keeps a liberty other than `liberty`."""
+    w = b.info[WIDTH]
+    links = 0
+    for d in (-w, -1, 1, w):
+        n = s + d
+        if b.stones[n] == 3 - color:
+            head = b.chain[n]
+            kept = b.nlibs[head] - (1 if _has_liberty(b, head, p) else 0)
+            if kept != 1 or not _has_liberty(b, head, liberty):
+                return -1
+        elif _in_new_chain(b, n, p, color, h0, h1, h2, h3):
+            links += 1
+    return links
+
+
+@njit(**NO_ALLOC)
+def is_nakade_throw_in(b, p, color):
+    """Return True if color's self-atari at p, which must capture nothing, is a throw-in that
+    kills from the inside: the new chain (at most six stones) leaves every opponent chain it
+    touches with one liberty, the new chain's own, so the opponent has no eye or liberty
+    elsewhere and must capture, and the captured stones make a dead shape, one that the
+    thrower, moving next, reduces to one eye: up to three points, the square or pyramid
+    four, the bulky or crossed five, the rabbity six. Playouts that never throw in count
+    such a group alive (Pachi's self-atari check lets nakade through for the same reason)."""
+    w = b.info[WIDTH]
+    h0 = -1
+    h1 = -1
+    h2 = -1
+    h3 = -1
+    stones = 1
+    liberty = -1
+    for d in (-w, -1, 1, w):
+        n = p + d
+        if b.stones[n] == EMPTY:
+            liberty = n
+        elif b.stones[n] == color:
+            head = b.chain[n]
+            if head != h0 and head != h1 and head != h2:
+                stones += b.chain_size[head]
+                other = _other_liberty(b, head, p)
+                if other >= 0:
+                    liberty = other
+                if h0 < 0:
+                    h0 = head
+                elif h1 < 0:
+                    h1 = head
+                elif h2 < 0:
+                    h2 = head
+                else:
+                    h3 = head
+    if stones > 6 or liberty < 0:
+        return False
+    links = _throw_in_links(b, p, p, color, h0, h1, h2, h3, liberty)
+    if links < 0:
+        return False
+    most_links = links
+    for head in (h0, h1, h2, h3):
+        if head < 0:
+            continue
+        s = head
+        while True:
+            own = _throw_in_links(b, s, p, color, h0, h1, h2, h3, liberty)
+            if own < 0:
+                return False
+            links += own
+            most_links = max(most_links, own)
+            s = b.chain_next[s]
+            if s == head:
+                break
+    edges = links // 2
+    if stones <= 3:
+        return True
+    if stones == 4:
+        return most_links == 3 or edges == 4
+    if stones == 5:
+        return most_links == 4 or edges == 5
+    return most_links == 4 and edges == 6
 
 
 @njit(**NO_ALLOC)

@@ -312,8 +312,8 @@ def heuristic_prior(b, p, color, patterns, eqex, words, ladder):
     running from one into a ladder that catches the chain), an atari that starts a working
     ladder, a 3x3 pattern of the default policy, nearness to the last move; on boards of 13
     and up, the first line far from other stones is bad and the third line good. A self-atari
-    of more than one stone gets a lost playout and nothing else. words and ladder are
-    scratch."""
+    of more than one stone (a nakade throw-in aside) gets a lost playout and nothing else.
+    words and ladder are scratch."""
     visits = eqex
     wins = eqex
     if po.is_bad_selfatari(b, p, color, 1, words):

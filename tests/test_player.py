@@ -201,11 +201,12 @@ def test_passes_after_opponent_pass_at_a_jigo():
     assert p.genmove(game, bd.BLACK) == bd.PASS
 
 
-def test_does_not_pass_after_opponent_pass_with_a_fight_unsettled():
+def test_playouts_see_the_square_four_that_decides_a_semeai():
     # From a match game: white's lower-left chain (3 liberties) and black's B1-B2 (3
-    # liberties) share two; the playouts split on the semeai (white keeps it about 2 times in
-    # 3), so passing "won" by the dead-stone estimate, while GNU Go's referee scored white's
-    # chain dead: B+22.
+    # liberties) share C1 and C2. Black A5 forces White A3, and all three liberties are
+    # shared; then Black C1 and the throw-in C2 leave White capturing a square four, dead.
+    # GNU Go's referee scored white's chain dead, B+22; playouts that never threw in split
+    # on it and counted it alive two times in three.
     game = game_from_diagram("""
         . . . . . X X O .
         . . . . X X O . .
@@ -219,35 +220,35 @@ def test_does_not_pass_after_opponent_pass_with_a_fight_unsettled():
         """, komi=7)
     game.play(bd.BLACK, bd.PASS)
     p = player()
-    assert p.score_for(game, bd.WHITE) > 0      # the estimate alone would pass
-    assert p.genmove(game, bd.WHITE) != bd.PASS
-    # An opponent that passes again and again sees no fight: then the estimate decides.
-    for vertex in ("J1", "J2"):                 # moves inside white's own area
-        game.play(bd.WHITE, game.parse_vertex(vertex))
-        game.play(bd.BLACK, bd.PASS)
-    assert p.score_for(game, bd.WHITE) > 0
-    assert p.genmove(game, bd.WHITE) == bd.PASS
+    dead = {game.vertex(q) for q in p.final_status(game)["dead"]}
+    assert {"A4", "B3", "D4", "D1", "A2"} <= dead and not dead & {"B1", "B2"}
+    assert p.final_score(game) == pytest.approx(22)
 
 
-def test_does_not_pass_first_in_an_open_semeai():
-    # From a match game: white's upper-left group and black's A8-B8 fight a semeai whose
-    # liberties touch both colours, as dame do. White passed here, black took the vital
-    # point: B+16.
+def test_does_not_pass_while_a_group_has_its_life_to_make():
+    # White's corner A2-D2, D1 has the straight three A1 B1 C1: White B1 makes two eyes,
+    # Black B1 kills. Every other point is settled, so the playouts split on the corner
+    # alone, and with this komi the corner decides the game.
     game = game_from_diagram("""
-        . O O . X X X . X
-        X X O X . X . X .
-        . O O X . X . X X
-        O O X . X . X O O
-        O X . X X X O O .
-        X . X X X X O . .
-        X X X X O O O . .
-        X O X O O . . . .
-        X O O O . . . . .
-        """, komi=7)
+        . O . O . X . X .
+        O O O O O X X X X
+        O O O O O X X X X
+        O O O O O X X X X
+        O O O O O X X X X
+        X X X X X X X X X
+        X X X X X X X X X
+        O O O O X X . X .
+        . . . O X X X X X
+        """, komi=20)
     game.to_play = bd.WHITE
     p = player()
     assert p._fight_open(game, bd.WHITE) and not p._settled(game, bd.WHITE)
-    assert p.genmove(game, bd.WHITE) != bd.PASS
+    assert p.genmove(game, bd.WHITE) == game.parse_vertex("B1")
+    # An opponent that passes again and again sees no fight: then the estimate decides.
+    for _ in range(3):
+        game.play(bd.WHITE, bd.PASS)
+        game.play(bd.BLACK, bd.PASS)
+    assert not p._fight_open(game, bd.WHITE)
 
 
 def test_dead_stone_inside_territory_is_removed_for_the_score():
@@ -270,6 +271,24 @@ def test_dead_stone_inside_territory_is_removed_for_the_score():
 
 
 def test_seki_stones_share_liberties_neither_side_can_fill():
+    # Filling A1 or F1 puts the filler in atari, and Black capturing White's five stones
+    # would make two eyes.
+    game = game_from_diagram("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        O O O O O O O
+        X X X X X X X
+        . O O O O . X
+        """)
+    seki = {game.vertex(q) for q in seki_points(game, [])}
+    assert seki == {"A2", "B2", "C2", "D2", "E2", "F2", "G2", "G1", "B1", "C1", "D1", "E1"}
+
+
+def test_shared_liberties_around_a_dead_shape_are_no_seki():
+    # White A1 throws in: Black must take two stones at C1 and keeps the two-point eye A1 B1,
+    # one eye. White B1 holds the vital point of Black's straight three, so Black is dead.
     game = game_from_diagram("""
         . . . . . . .
         . . . . . . .
@@ -279,8 +298,7 @@ def test_seki_stones_share_liberties_neither_side_can_fill():
         X X X X O . .
         . O . X O . .
         """)
-    seki = {game.vertex(q) for q in seki_points(game, [])}
-    assert seki == {"A2", "B2", "C2", "D2", "D1", "B1"}
+    assert seki_points(game, []) == []
 
 
 def test_resigns_a_hopeless_game_but_not_in_the_opening():

@@ -98,6 +98,87 @@ def test_self_atari_that_captures_is_allowed():
     assert not po.is_bad_selfatari(game.board, e1, bd.BLACK, 0, words)
 
 
+# White's bent three F7 G7 G6 holds a black stone on its vital point, G7, and White has no
+# other liberty: the shape of game 13 of benchmarks/records/m_pachi10k_92 in a 7x7 corner.
+BENT_THREE_TAKEN = """
+    . . . X O . X
+    . . . X O O .
+    . . . X X O O
+    . . . . X X X
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    """
+
+
+def test_a_throw_in_that_leaves_a_dead_shape_is_no_bad_self_atari():
+    # Black F7 (or G6) puts two stones and White in atari at once; White takes at G6 and is
+    # left with the two-point eye F7 G7. White filling either point only puts itself in atari.
+    game = game_from_diagram(BENT_THREE_TAKEN)
+    b = game.board
+    words = np.empty(b.libs.shape[1], np.uint64)
+    for vertex in ("F7", "G6"):
+        p = game.parse_vertex(vertex)
+        assert po.is_nakade_throw_in(b, p, bd.BLACK)
+        assert not po.is_bad_selfatari(b, p, bd.BLACK, 1, words)
+        assert not po.is_nakade_throw_in(b, p, bd.WHITE)
+        assert po.is_bad_selfatari(b, p, bd.WHITE, 1, words)
+
+
+def test_a_throw_in_that_makes_a_square_four_kills():
+    # Black B2 makes the square A1 B1 A2 B2 in atari with White's last liberty, C1.
+    game = game_from_diagram("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        X X X X . . .
+        O O O X X . .
+        X . O O X . .
+        X X . O X . .
+        """)
+    assert po.is_nakade_throw_in(game.board, game.parse_vertex("B2"), bd.BLACK)
+
+
+@pytest.mark.parametrize("diagram,mover,move", [
+    # White A1 makes a straight five that Black's capture turns into two eyes: a seki.
+    ("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        O O O O O O O
+        X X X X X X X
+        . O O O O . X
+        """, bd.WHITE, "A1"),
+    # Black A1 extends into atari and White A3 keeps its liberties: no throw-in.
+    ("""
+        . . . . .
+        . . . . .
+        O . . . .
+        X O . . .
+        . . . . .
+        """, bd.BLACK, "A1"),
+], ids=["seki-of-a-straight-five", "extension-on-the-edge"])
+def test_no_throw_in_where_the_capture_lives_or_the_opponent_keeps_liberties(diagram, mover,
+                                                                             move):
+    game = game_from_diagram(diagram)
+    b = game.board
+    p = game.parse_vertex(move)
+    words = np.empty(b.libs.shape[1], np.uint64)
+    assert not po.is_nakade_throw_in(b, p, mover)
+    assert po.is_bad_selfatari(b, p, mover, 1, words)
+
+
+def test_ownership_playouts_kill_a_group_whose_eye_holds_the_vital_stone():
+    game = game_from_diagram(BENT_THREE_TAKEN)
+    b = game.board
+    owner_sum = np.zeros(b.stones.shape[0])
+    runs = 200
+    po.playout_ownership(b, 7.0, runs, po.PolicyConfig().build(), po.new_rng(5),
+                         bd.copy_board(b), owner_sum)
+    assert owner_sum[game.parse_vertex("E7")] / runs > 0.8
+
+
 def test_plays_the_nakade_point_of_a_straight_three():
     # White E4 closes a straight three (B4 C4 D4); its vital point is the middle, C4.
     game = position("""
@@ -377,15 +458,17 @@ def test_a_stored_reply_that_is_illegal_or_fills_an_own_eye_is_not_played():
     assert "F2" not in policy_moves(game, policy)
 
 
-# Black A2-D2 and D1 against white B1, the shared liberties A1 and C1 (as in test_player).
+# Black A2-G2 and G1 against white B1-E1, the shared liberties A1 and F1 (as in
+# test_player): whoever fills one is captured, and White's five captured stones would give
+# Black two eyes.
 SEKI_SHARED = """
     . . . . . . .
     . . . . . . .
     . . . . . . .
     . . . . . . .
-    O O O O O . .
-    X X X X O . .
-    . O . X O . .
+    O O O O O O O
+    X X X X X X X
+    . O O O O . X
     """
 # One eye each (A7, E7) and the shared liberty C7.
 SEKI_EYES = """
@@ -409,7 +492,7 @@ RACE = """
     """
 
 
-@pytest.mark.parametrize("diagram,points", [(SEKI_SHARED, {"A1", "C1"}), (SEKI_EYES, {"C7"}),
+@pytest.mark.parametrize("diagram,points", [(SEKI_SHARED, {"A1", "F1"}), (SEKI_EYES, {"C7"}),
                                             (RACE, set())])
 def test_reads_which_points_would_break_a_local_seki(diagram, points):
     game = game_from_diagram(diagram)
@@ -430,8 +513,8 @@ SETTLED_SEKI = """
     O O O O O O O O O
     O O O O O . O . O
     O O O O O O O O O
-    X X X X O O O . O
-    . O . X O . O O O
+    X X X X X X X O O
+    . O O O O . X O .
     """
 
 
