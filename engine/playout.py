@@ -160,13 +160,15 @@ def liberties_after(b, p, color, words):
 
 
 @njit(**NO_ALLOC)
-def stones_after(b, p, color):
-    """Return the size of color's chain at p after playing there."""
+def joined_chains(b, p, color):
+    """Return (size, h0, h1, h2, h3) of color's chain at p after playing there: its stone
+    count and the heads of the chains of color that p joins (-1 for none)."""
     w = b.info[WIDTH]
     total = 1
     h0 = -1
     h1 = -1
     h2 = -1
+    h3 = -1
     for d in (-w, -1, 1, w):
         n = p + d
         if b.stones[n] == color:
@@ -177,9 +179,17 @@ def stones_after(b, p, color):
                     h0 = head
                 elif h1 < 0:
                     h1 = head
-                else:
+                elif h2 < 0:
                     h2 = head
-    return total
+                else:
+                    h3 = head
+    return total, h0, h1, h2, h3
+
+
+@njit(**NO_ALLOC)
+def stones_after(b, p, color):
+    """Return the size of color's chain at p after playing there."""
+    return joined_chains(b, p, color)[0]
 
 
 @njit(**NO_ALLOC_INLINE)
@@ -264,33 +274,19 @@ def is_nakade_throw_in(b, p, color):
     thrower, moving next, reduces to one eye: up to three points, the square or pyramid
     four, the bulky or crossed five, the rabbity six. Playouts that never throw in count
     such a group alive (Pachi's self-atari check lets nakade through for the same reason)."""
+    stones, h0, h1, h2, h3 = joined_chains(b, p, color)
+    if stones > 6:
+        return False
+    # The new chain's one liberty: an empty neighbour of p, or a joined chain's other one.
     w = b.info[WIDTH]
-    h0 = -1
-    h1 = -1
-    h2 = -1
-    h3 = -1
-    stones = 1
     liberty = -1
     for d in (-w, -1, 1, w):
-        n = p + d
-        if b.stones[n] == EMPTY:
-            liberty = n
-        elif b.stones[n] == color:
-            head = b.chain[n]
-            if head != h0 and head != h1 and head != h2:
-                stones += b.chain_size[head]
-                other = _other_liberty(b, head, p)
-                if other >= 0:
-                    liberty = other
-                if h0 < 0:
-                    h0 = head
-                elif h1 < 0:
-                    h1 = head
-                elif h2 < 0:
-                    h2 = head
-                else:
-                    h3 = head
-    if stones > 6 or liberty < 0:
+        if b.stones[p + d] == EMPTY:
+            liberty = p + d
+    for head in (h0, h1, h2, h3):
+        if head >= 0 and liberty < 0:
+            liberty = _other_liberty(b, head, p)
+    if liberty < 0:
         return False
     links = _throw_in_links(b, p, p, color, h0, h1, h2, h3, liberty)
     if links < 0:
