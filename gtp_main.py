@@ -29,6 +29,11 @@ from engine.warmup import Warmup
 # head judges worse than they do. It beat the same search without the value 39 of 52 games.
 DEFAULT_VALUE_WEIGHT = 0.3
 DEFAULT_VALUE_UNTIL = 200
+# The final choice's floor on the network's prior when the search reads the network: a root
+# move it gives under 5% is passed over while one it gives more has 30% of the most visited
+# move's visits. Such moves win the visits on the playouts' fears of weaknesses that 9-dan
+# players leave alone (benchmarks/RESULTS.md, final choice's minimum prior).
+DEFAULT_CHOICE_MIN_PRIOR = 0.05
 
 
 def positive_int(text):
@@ -169,13 +174,13 @@ def build_parser():
                    default=PlayerConfig.choice_prior_from,
                    help="--choice-prior-power applies only once the game has this many "
                         "moves; default %(default)s (from the first)")
-    p.add_argument("--choice-min-prior", type=fraction,
-                   default=PlayerConfig.choice_min_prior,
+    p.add_argument("--choice-min-prior", type=fraction, default=None,
                    help="the final choice passes over the moves whose prior (the network's, "
                         "or the shape model's without it) is below this while a move above it "
                         "has at least "
-                        f"{FAVOURITE_MIN_SHARE * 100:g}%% of the most visited move's visits; "
-                        "default %(default)s (any move)")
+                        f"{FAVOURITE_MIN_SHARE * 100:g}%% of the most visited move's visits; 0: "
+                        f"any move; default {DEFAULT_CHOICE_MIN_PRIOR:g} when the search reads "
+                        "the network, 0 without it")
     p.add_argument("--lag-buffer", type=non_negative, default=1.0,
                    help="seconds kept back from every timed move for network lag; default 1.0")
     p.add_argument("--ownership-runs", type=positive_int, default=1000,
@@ -485,6 +490,15 @@ def value_weight(args, evaluator):
     return DEFAULT_VALUE_WEIGHT if searching_with_value else 0.0
 
 
+def choice_min_prior(args, evaluator):
+    """Return the final choice's minimum prior: --choice-min-prior when given, else
+    DEFAULT_CHOICE_MIN_PRIOR for a search that reads the network and 0 for one on the shape
+    model's priors, where no floor was measured."""
+    if args.choice_min_prior is not None:
+        return args.choice_min_prior
+    return DEFAULT_CHOICE_MIN_PRIOR if searches_with_network(args, evaluator) else 0.0
+
+
 def searches_with_network(args, evaluator):
     """Whether moves come from a search that reads the evaluator (not the bare network)."""
     return evaluator is not None and not args.policy_only
@@ -552,7 +566,8 @@ def shapes_path(args):
 
 def player_config(args, evaluator=None):
     """Return the PlayerConfig (search settings included) that parsed arguments ask for,
-    searching with the evaluator given (value_weight's default depends on its net)."""
+    searching with the evaluator given (the value weight's and the final choice's minimum
+    prior's defaults depend on it)."""
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
     logging.getLogger("gtp_main").info("random seed %d", seed)
     search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
@@ -579,7 +594,7 @@ def player_config(args, evaluator=None):
                         favourite_margin=args.favourite_margin,
                         choice_prior_power=args.choice_prior_power,
                         choice_prior_from=args.choice_prior_from,
-                        choice_min_prior=args.choice_min_prior,
+                        choice_min_prior=choice_min_prior(args, evaluator),
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                         policy_only=args.policy_only, search=search)
 
