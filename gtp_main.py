@@ -677,9 +677,15 @@ def main(argv=None):
         # the warm-up's first stage needs no network.
         warmup = None if args.warm_up else Warmup(config, compiler_command(args)).start()
         evaluator = load_evaluator(args)
-        config = replace(config, search=replace(config.search,
-                                                value_weight=value_weight(args, evaluator)))
+        config = replace(config, choice_min_prior=choice_min_prior(args, evaluator),
+                         search=replace(config.search,
+                                        value_weight=value_weight(args, evaluator)))
         log_value_mix(config.search, evaluator, args)
+        if config.choice_min_prior > 0 and not args.policy_only:
+            logging.getLogger("gtp_main").info(
+                "final choice: root moves of prior under %g passed over while one above has "
+                "%g%% of the most visited move's visits", config.choice_min_prior,
+                FAVOURITE_MIN_SHARE * 100)
         if evaluator is None and config.search.shapes:
             cached_model(config.search.shapes)
     except ValueError as exc:
