@@ -103,9 +103,10 @@ def handicap_of(record):
     return [point_to_vertex(p, record.size) for _, p in record.setup]
 
 
-def select_positions(records, seed, min_moves, skipped):
+def select_positions(records, seed, min_moves, skipped, stages=None):
     """Yield (record, move index) for every usable game in order, counting the games left out
-    in skipped by reason (short, setup, duplicate)."""
+    in skipped by reason (short, setup, duplicate, and stage: the pick falls outside the
+    stage labels given in stages, when given)."""
     seen = set()
     for record in records:
         if record.name in seen:
@@ -116,6 +117,9 @@ def select_positions(records, seed, min_moves, skipped):
         index = pick_move(record, seed, min_moves)
         if index is None:
             skipped["short"] += 1
+            continue
+        if stages is not None and stage_of(index) not in stages:
+            skipped["stage"] += 1
             continue
         try:
             handicap_of(record)
@@ -297,6 +301,7 @@ def summarize(results, command, args, engine_name, skipped):
         "komi": args.komi,
         "min_moves": args.min_moves,
         "split": args.split,
+        "stages": args.stages,
         "skipped": dict(skipped),
         "favourite_margins": rechosen_agreement(
             scored, {margin: (margin, 0.0, 0.0) for margin in args.favourite_margins}),
@@ -375,6 +380,10 @@ def parse_args(argv):
                    help="skip games with fewer moves than this; default 20")
     p.add_argument("--split", choices=["all", "train", "val"], default="all",
                    help="only games of this hash split (default: every game)")
+    p.add_argument("--stages", nargs="+", choices=[label for label, _, _ in STAGES],
+                   metavar="STAGE",
+                   help="only the games whose picked move falls in these stages (each pick "
+                        "stays the one it is without the filter); default: every stage")
     p.add_argument("--results", help="JSON-lines file of finished positions; a rerun resumes")
     p.add_argument("--engine-log", help="engine stderr goes here (default: a temporary file)")
     p.add_argument("--timeout-per-move", type=float, default=600.0,
@@ -434,7 +443,8 @@ def main(argv=None):
     engine_name = None
     status = 0
     try:
-        for record, index in select_positions(records, args.seed, args.min_moves, skipped):
+        for record, index in select_positions(records, args.seed, args.min_moves, skipped,
+                                              args.stages):
             result = done.get(record.name)
             if result is None or result["move"] != index:
                 if asker is None:

@@ -154,6 +154,14 @@ def test_picks_one_non_pass_move_per_game_reproducibly(archive):
     list(agreement.select_positions(records, 1, 20, skipped))
     assert skipped == {"short": 1}
     assert agreement.pick_move(by_name["a.sgf"], 1, 36) is None
+    # A stage filter keeps each pick as it is and leaves out the games picked elsewhere.
+    assert {agreement.stage_of(i) for _, i in picks} == {"0-49"}
+    skipped = nd.Stats()
+    kept = [(r.name, i) for r, i in agreement.select_positions(records, 1, 20, skipped,
+                                                                ["0-49", "200+"])]
+    assert kept == picks and "stage" not in skipped
+    assert list(agreement.select_positions(records, 1, 20, skipped, ["200+"])) == []
+    assert skipped["stage"] == len(picks)
     assert agreement.stage_of(0) == "0-49" and agreement.stage_of(49) == "0-49"
     assert agreement.stage_of(150) == "150-199" and agreement.stage_of(250) == "200+"
 
