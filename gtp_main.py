@@ -29,11 +29,6 @@ from engine.warmup import Warmup
 # head judges worse than they do. It beat the same search without the value 39 of 52 games.
 DEFAULT_VALUE_WEIGHT = 0.3
 DEFAULT_VALUE_UNTIL = 200
-# The final choice's floor on the network's prior when the search reads the network: a root
-# move it gives under 5% is passed over while one it gives more has 30% of the most visited
-# move's visits. Such moves win the visits on the playouts' fears of weaknesses that 9-dan
-# players leave alone (benchmarks/RESULTS.md, final choice's minimum prior).
-DEFAULT_CHOICE_MIN_PRIOR = 0.05
 
 
 def positive_int(text):
@@ -174,13 +169,13 @@ def build_parser():
                    default=PlayerConfig.choice_prior_from,
                    help="--choice-prior-power applies only once the game has this many "
                         "moves; default %(default)s (from the first)")
-    p.add_argument("--choice-min-prior", type=fraction, default=None,
+    p.add_argument("--choice-min-prior", type=fraction,
+                   default=PlayerConfig.choice_min_prior,
                    help="the final choice passes over the moves whose prior (the network's, "
                         "or the shape model's without it) is below this while a move above it "
                         "has at least "
-                        f"{FAVOURITE_MIN_SHARE * 100:g}%% of the most visited move's visits; 0: "
-                        f"any move; default {DEFAULT_CHOICE_MIN_PRIOR:g} when the search reads "
-                        "the network, 0 without it")
+                        f"{FAVOURITE_MIN_SHARE * 100:g}%% of the most visited move's visits; "
+                        "default %(default)s (any move)")
     p.add_argument("--lag-buffer", type=non_negative, default=1.0,
                    help="seconds kept back from every timed move for network lag; default 1.0")
     p.add_argument("--ownership-runs", type=positive_int, default=1000,
@@ -490,15 +485,6 @@ def value_weight(args, evaluator):
     return DEFAULT_VALUE_WEIGHT if searching_with_value else 0.0
 
 
-def choice_min_prior(args, evaluator):
-    """Return the final choice's minimum prior: --choice-min-prior when given, else
-    DEFAULT_CHOICE_MIN_PRIOR for a search that reads the network and 0 for one on the shape
-    model's priors, where no floor was measured."""
-    if args.choice_min_prior is not None:
-        return args.choice_min_prior
-    return DEFAULT_CHOICE_MIN_PRIOR if searches_with_network(args, evaluator) else 0.0
-
-
 def searches_with_network(args, evaluator):
     """Whether moves come from a search that reads the evaluator (not the bare network)."""
     return evaluator is not None and not args.policy_only
@@ -566,8 +552,7 @@ def shapes_path(args):
 
 def player_config(args, evaluator=None):
     """Return the PlayerConfig (search settings included) that parsed arguments ask for,
-    searching with the evaluator given (the value weight's and the final choice's minimum
-    prior's defaults depend on it)."""
+    searching with the evaluator given (value_weight's default depends on its net)."""
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
     logging.getLogger("gtp_main").info("random seed %d", seed)
     search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
@@ -594,7 +579,7 @@ def player_config(args, evaluator=None):
                         favourite_margin=args.favourite_margin,
                         choice_prior_power=args.choice_prior_power,
                         choice_prior_from=args.choice_prior_from,
-                        choice_min_prior=choice_min_prior(args, evaluator),
+                        choice_min_prior=args.choice_min_prior,
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                         policy_only=args.policy_only, search=search)
 
@@ -677,15 +662,9 @@ def main(argv=None):
         # the warm-up's first stage needs no network.
         warmup = None if args.warm_up else Warmup(config, compiler_command(args)).start()
         evaluator = load_evaluator(args)
-        config = replace(config, choice_min_prior=choice_min_prior(args, evaluator),
-                         search=replace(config.search,
-                                        value_weight=value_weight(args, evaluator)))
+        config = replace(config, search=replace(config.search,
+                                                value_weight=value_weight(args, evaluator)))
         log_value_mix(config.search, evaluator, args)
-        if config.choice_min_prior > 0 and not args.policy_only:
-            logging.getLogger("gtp_main").info(
-                "final choice: root moves of prior under %g passed over while one above has "
-                "%g%% of the most visited move's visits", config.choice_min_prior,
-                FAVOURITE_MIN_SHARE * 100)
         if evaluator is None and config.search.shapes:
             cached_model(config.search.shapes)
     except ValueError as exc:

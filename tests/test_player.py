@@ -9,7 +9,6 @@ import gtp_main
 from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import playout as po
-from engine.game import Game
 from engine.player import (MIN_OWNERSHIP_RUNS, MOVE_OVERHEAD, OWNERSHIP_SECONDS_PER_RUN_POINT,
                            Clock, Player, PlayerConfig, TimeControl, robust_choice,
                            seki_points)
@@ -315,22 +314,6 @@ def test_resigns_a_hopeless_game_but_not_in_the_opening():
     assert -2 not in answers[:2] and answers[2] == -2    # only once it stays hopeless
 
 
-def test_does_not_resign_while_the_move_the_final_choice_passed_over_still_has_chances():
-    game = Game(9)
-    for _ in range(30):
-        game.play(game.to_play, bd.PASS)
-    passed_over = SearchResult([MoveStats(1, 600, 0.15, 0.01), MoveStats(2, 400, 0.05, 0.3)],
-                               1000, 0.1, 0.0)
-    hopeless = SearchResult([MoveStats(1, 600, 0.08, 0.01), MoveStats(2, 400, 0.05, 0.3)],
-                            1000, 0.06, 0.0)
-    p = player(rollouts=1000, choice_min_prior=0.05)
-    chosen = robust_choice(passed_over, p.config.favourite_margin, min_prior=0.05)
-    assert chosen.point == 2
-    assert not any(p._should_resign(game, passed_over, chosen) for _ in range(5))
-    chosen = robust_choice(hopeless, p.config.favourite_margin, min_prior=0.05)
-    assert [p._should_resign(game, hopeless, chosen) for _ in range(3)][-1]
-
-
 def test_pondering_engine_answers_every_command():
     args = gtp_main.build_parser().parse_args(["--ponder", "--rollouts", "200", "--boardsize",
                                                "9"])
@@ -459,19 +442,6 @@ def test_the_default_search_mixes_the_value_in_before_move_200():
     assert default.value_weight > 0 and default.value_until == 200
     assert search_of(["--value-weight", "0"]).value_weight == 0
     assert search_of(["--value-weight", "0.5", "--value-until", "0"]).value_until == 0
-
-
-def test_the_final_choice_floors_the_networks_prior_only_when_the_search_reads_it():
-    def floor(flags, with_network=True):
-        args = gtp_main.build_parser().parse_args(["--device", "cpu", *flags])
-        evaluator = gtp_main.load_evaluator(args) if with_network else None
-        return gtp_main.player_config(args, evaluator).choice_min_prior
-
-    assert floor([]) == gtp_main.DEFAULT_CHOICE_MIN_PRIOR > 0
-    assert floor(["--choice-min-prior", "0"]) == 0
-    assert floor(["--choice-min-prior", "0.01"]) == 0.01
-    assert floor(["--net", "none"], with_network=False) == 0
-    assert floor(["--net", "none", "--choice-min-prior", "0.01"], with_network=False) == 0.01
 
 
 def test_weights_without_a_value_head_search_on_playouts_alone():

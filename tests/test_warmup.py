@@ -384,8 +384,11 @@ def test_a_warm_up_failure_is_an_error_unless_the_engine_is_leaving(tmp_path, ca
     assert len(errors) == (0 if leaving else 1)
 
 
-def served_config(monkeypatch, flags):
-    """Return the PlayerConfig of the engine that gtp_main.main would serve under flags."""
+@pytest.mark.parametrize("flags, weight", [
+    ([], gtp_main.DEFAULT_VALUE_WEIGHT),
+    (["--weights", os.path.join(ROOT, "weights", "cpu.pt")], 0.0),
+    (["--value-weight", "0.5"], 0.5)])
+def test_main_searches_with_the_value_mix_its_weights_allow(monkeypatch, flags, weight):
     made, served = [], []
 
     def held(config, compiler):
@@ -397,23 +400,5 @@ def served_config(monkeypatch, flags):
         assert gtp_main.main(["--device", "cpu", "--log-level", "error", *flags]) == 0
     finally:
         made[0].gate.set()
-    return served[0].player.config
-
-
-@pytest.mark.parametrize("flags, weight", [
-    ([], gtp_main.DEFAULT_VALUE_WEIGHT),
-    (["--weights", os.path.join(ROOT, "weights", "cpu.pt")], 0.0),
-    (["--value-weight", "0.5"], 0.5)])
-def test_main_searches_with_the_value_mix_its_weights_allow(monkeypatch, flags, weight):
-    search = served_config(monkeypatch, flags).search
+    search = served[0].player.config.search
     assert (search.value_weight, search.value_until) == (weight, gtp_main.DEFAULT_VALUE_UNTIL)
-
-
-@pytest.mark.parametrize("flags, floor", [
-    ([], gtp_main.DEFAULT_CHOICE_MIN_PRIOR),
-    (["--choice-min-prior", "0"], 0.0),
-    (["--net", "none"], 0.0),
-    (["--net", "none", "--choice-min-prior", "0.01"], 0.01)])
-def test_main_floors_the_final_choice_only_for_a_search_that_reads_the_network(
-        monkeypatch, flags, floor):
-    assert served_config(monkeypatch, flags).choice_min_prior == floor
