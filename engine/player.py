@@ -638,11 +638,12 @@ class Player:
         return 100 if game.handicap else game.size * game.size // 4
 
     def _should_resign(self, game, result, best):
-        """Return True when the chosen move's win rate has stayed below the threshold for
-        RESIGN_AFTER searches in a row (one bad reading is not enough to give up)."""
+        """Return True when the chosen move's win rate, and the most visited move's where the
+        final choice passed it over, has stayed below the threshold for RESIGN_AFTER
+        searches in a row (one bad reading is not enough to give up)."""
         hopeless = (result.playouts >= min(self.config.min_resign_playouts,
                                            self.config.rollouts // 2)
-                    and best.winrate < self.config.resign_threshold)
+                    and max(best.winrate, result.best.winrate) < self.config.resign_threshold)
         self._hopeless_searches = self._hopeless_searches + 1 if hopeless else 0
         return (len(game.moves) >= self._min_resign_moves(game)
                 and self._hopeless_searches >= RESIGN_AFTER)

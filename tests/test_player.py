@@ -9,6 +9,7 @@ import gtp_main
 from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import playout as po
+from engine.game import Game
 from engine.player import (MIN_OWNERSHIP_RUNS, MOVE_OVERHEAD, OWNERSHIP_SECONDS_PER_RUN_POINT,
                            Clock, Player, PlayerConfig, TimeControl, robust_choice,
                            seki_points)
@@ -312,6 +313,22 @@ def test_resigns_a_hopeless_game_but_not_in_the_opening():
     fresh = player(rollouts=300)
     answers = [fresh.genmove(game, bd.BLACK) for _ in range(3)]
     assert -2 not in answers[:2] and answers[2] == -2    # only once it stays hopeless
+
+
+def test_does_not_resign_while_the_move_the_final_choice_passed_over_still_has_chances():
+    game = Game(9)
+    for _ in range(30):
+        game.play(game.to_play, bd.PASS)
+    passed_over = SearchResult([MoveStats(1, 600, 0.15, 0.01), MoveStats(2, 400, 0.05, 0.3)],
+                               1000, 0.1, 0.0)
+    hopeless = SearchResult([MoveStats(1, 600, 0.08, 0.01), MoveStats(2, 400, 0.05, 0.3)],
+                            1000, 0.06, 0.0)
+    p = player(rollouts=1000, choice_min_prior=0.05)
+    chosen = robust_choice(passed_over, p.config.favourite_margin, min_prior=0.05)
+    assert chosen.point == 2
+    assert not any(p._should_resign(game, passed_over, chosen) for _ in range(5))
+    chosen = robust_choice(hopeless, p.config.favourite_margin, min_prior=0.05)
+    assert [p._should_resign(game, hopeless, chosen) for _ in range(3)][-1]
 
 
 def test_pondering_engine_answers_every_command():
