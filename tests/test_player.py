@@ -319,10 +319,8 @@ def test_does_not_resign_while_the_move_the_final_choice_passed_over_still_has_c
     game = Game(9)
     for _ in range(30):
         game.play(game.to_play, bd.PASS)
-    passed_over = SearchResult([MoveStats(1, 600, 0.15, 0.01), MoveStats(2, 400, 0.05, 0.3)],
-                               1000, 0.1, 0.0)
-    hopeless = SearchResult([MoveStats(1, 600, 0.08, 0.01), MoveStats(2, 400, 0.05, 0.3)],
-                            1000, 0.06, 0.0)
+    passed_over = root((1, 600, 0.15, 0.01), (2, 400, 0.05, 0.3), playouts=1000)
+    hopeless = root((1, 600, 0.08, 0.01), (2, 400, 0.05, 0.3), playouts=1000)
     p = player(rollouts=1000, choice_min_prior=0.05)
     chosen = robust_choice(passed_over, p.config.favourite_margin, min_prior=0.05)
     assert chosen.point == 2
@@ -479,9 +477,9 @@ def test_dead_stone_judgement_does_not_depend_on_the_searchs_learnt_replies():
     assert (searched.ownership(game).mean == before).all()
 
 
-def root(*children):
+def root(*children, playouts=0):
     """Return a SearchResult whose root children are (point, visits, win rate, prior)."""
-    return SearchResult([MoveStats(*c) for c in children], 0, 0.5, 0.0)
+    return SearchResult([MoveStats(*c) for c in children], playouts, 0.5, 0.0)
 
 
 def test_robust_choice_plays_the_most_visited_unless_the_favourite_is_clearly_better():
