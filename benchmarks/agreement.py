@@ -20,7 +20,10 @@ The engine is `python gtp_main.py --resign-threshold 0` (never resign) with the 
 appended (a later flag wins, so `-- --resign-threshold 0.1` turns resigning back on); --engine
 replaces the whole command, flags after `--` still appended. With --results, one JSON line per
 position is appended as it finishes, and a rerun skips the games already there, so an
-interrupted run resumes.
+interrupted run resumes. --skip N starts after the first N usable games, so one long run can
+be split over processes: run `--positions 600` and `--skip 600 --positions 600` with two
+results files, join the files, and run `--positions 1200` on the joined one, which finds every
+position done and prints the summary of all 1,200.
 
 With --analyze the move is asked with `lz-genmove_analyze` and each result also keeps the root's
 statistics the engine chose from (every move it lists: darkgo lists those with at least a tenth
@@ -31,6 +34,7 @@ second run; --choice-prior-powers and --choice-min-priors do the same for those 
 (the powers only from move --choice-prior-from on, as darkgo's flag of that name).
 """
 import argparse
+import itertools
 import json
 import os
 import random
@@ -302,6 +306,7 @@ def summarize(results, command, args, engine_name, skipped):
         "min_moves": args.min_moves,
         "split": args.split,
         "stages": args.stages,
+        "skip": args.skip,
         "skipped": dict(skipped),
         "favourite_margins": rechosen_agreement(
             scored, {margin: (margin, 0.0, 0.0) for margin in args.favourite_margins}),
@@ -384,6 +389,9 @@ def parse_args(argv):
                    metavar="STAGE",
                    help="only the games whose picked move falls in these stages (each pick "
                         "stays the one it is without the filter); default: every stage")
+    p.add_argument("--skip", type=int, default=0, metavar="N",
+                   help="leave out the first N usable games (after --stages), to split a run "
+                        "over processes; default 0")
     p.add_argument("--results", help="JSON-lines file of finished positions; a rerun resumes")
     p.add_argument("--engine-log", help="engine stderr goes here (default: a temporary file)")
     p.add_argument("--timeout-per-move", type=float, default=600.0,
@@ -412,6 +420,8 @@ def parse_args(argv):
             p.error(f"{flag}s needs --analyze")
     if args.positions < 1:
         p.error("--positions must be at least 1")
+    if args.skip < 0:
+        p.error("--skip must be 0 or more")
     words = shlex.split(args.engine) if args.engine is not None else [sys.executable]
     if not words or shutil.which(words[0]) is None:
         p.error(f"cannot find the program of engine command {args.engine!r}")
@@ -443,8 +453,8 @@ def main(argv=None):
     engine_name = None
     status = 0
     try:
-        for record, index in select_positions(records, args.seed, args.min_moves, skipped,
-                                              args.stages):
+        positions = select_positions(records, args.seed, args.min_moves, skipped, args.stages)
+        for record, index in itertools.islice(positions, args.skip, None):
             result = done.get(record.name)
             if result is None or result["move"] != index:
                 if asker is None:

@@ -204,6 +204,28 @@ def test_oracle_engine_agrees_everywhere_and_resume_skips_done_games(archive, tm
     assert "komi 7.5" in log.read_text().splitlines()    # the runs before gave 6.5
 
 
+def test_a_run_split_with_skip_joins_into_the_whole_run(archive, tmp_path, capsys):
+    path, vertices = archive
+    command, log = _oracle(tmp_path, vertices)
+    base = ["--data", path, "--seed", "3", "--engine", command]
+    first, second = str(tmp_path / "first.jsonl"), str(tmp_path / "second.jsonl")
+    status, summary = _run(capsys, base + ["--results", first, "--positions", "2"])
+    assert status == 0 and summary["positions"] == 2
+    status, summary = _run(capsys, base + ["--results", second, "--skip", "2",
+                                           "--positions", "5"])
+    assert status == 0 and (summary["positions"], summary["skip"]) == (1, 2)
+    # The short game is not usable, so the third usable game is c.sgf.
+    assert [json.loads(line)["game"] for line in open(second)] == ["c.sgf"]
+    joined = tmp_path / "joined.jsonl"
+    joined.write_text(open(first).read() + open(second).read())
+    genmoves = sum(c.startswith("genmove") for c in log.read_text().splitlines())
+    status, summary = _run(capsys, base + ["--results", str(joined), "--positions", "3"])
+    assert status == 0 and (summary["positions"], summary["agreed"]) == (3, 3)
+    assert sum(c.startswith("genmove") for c in log.read_text().splitlines()) == genmoves
+    with pytest.raises(SystemExit):
+        agreement.main(base + ["--skip", "-1", "--positions", "1"])
+
+
 def test_analyze_keeps_the_root_and_rechooses_under_each_margin(archive, tmp_path, capsys):
     path, vertices = archive
     command, log = _oracle(tmp_path, vertices)
