@@ -208,16 +208,16 @@ def test_a_run_split_with_skip_joins_into_the_whole_run(archive, tmp_path, capsy
     path, vertices = archive
     command, log = _oracle(tmp_path, vertices)
     base = ["--data", path, "--seed", "3", "--engine", command]
-    first, second = str(tmp_path / "first.jsonl"), str(tmp_path / "second.jsonl")
-    status, summary = _run(capsys, base + ["--results", first, "--positions", "2"])
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    status, summary = _run(capsys, base + ["--results", str(first), "--positions", "2"])
     assert status == 0 and summary["positions"] == 2
-    status, summary = _run(capsys, base + ["--results", second, "--skip", "2",
+    status, summary = _run(capsys, base + ["--results", str(second), "--skip", "2",
                                            "--positions", "5"])
     assert status == 0 and (summary["positions"], summary["skip"]) == (1, 2)
     # The short game is not usable, so the third usable game is c.sgf.
-    assert [json.loads(line)["game"] for line in open(second)] == ["c.sgf"]
+    assert [json.loads(line)["game"] for line in second.read_text().splitlines()] == ["c.sgf"]
     joined = tmp_path / "joined.jsonl"
-    joined.write_text(open(first).read() + open(second).read())
+    joined.write_text(first.read_text() + second.read_text())
     genmoves = sum(c.startswith("genmove") for c in log.read_text().splitlines())
     status, summary = _run(capsys, base + ["--results", str(joined), "--positions", "3"])
     assert status == 0 and (summary["positions"], summary["agreed"]) == (3, 3)
