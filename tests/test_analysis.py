@@ -235,6 +235,18 @@ def test_the_search_line_logged_after_genmove_carries_the_principal_variation(ca
     assert replays_legally(Game(9), pv, bd.BLACK)
 
 
+def test_the_search_line_gives_each_top_move_its_prior(caplog):
+    e = engine()
+    with caplog.at_level("INFO", logger="gtp"):
+        e.handle_line("genmove b\n", io.StringIO())
+    line = [r.getMessage() for r in caplog.records if "playouts in" in r.getMessage()][-1]
+    top = line.split("; top: ")[1].split(";")[0].split(", ")
+    children = e.player.last_result.children[:5]
+    assert [entry.split() for entry in top] == [
+        [e.game.vertex(m.point), str(m.visits), f"{m.winrate:.3f}", f"p{m.prior:.3f}"]
+        for m in children]
+
+
 def test_the_search_line_gives_the_tree_at_most_its_pools(caplog):
     """Claims past a full pool still count, but the tree never holds more than its pools."""
     e = engine("--max-nodes", "40")
