@@ -236,15 +236,19 @@ def test_the_search_line_logged_after_genmove_carries_the_principal_variation(ca
 
 
 def test_the_search_line_gives_each_top_move_its_prior(caplog):
+    """benchmarks.choice_changes reads the line, as the match runner saves it, back."""
+    from benchmarks.choice_changes import parse_search_line
+    from benchmarks.match import _SEARCH_LOG
     e = engine()
     with caplog.at_level("INFO", logger="gtp"):
         e.handle_line("genmove b\n", io.StringIO())
-    line = [r.getMessage() for r in caplog.records if "playouts in" in r.getMessage()][-1]
-    top = line.split("; top: ")[1].split(";")[0].split(", ")
-    children = e.player.last_result.children[:5]
-    assert [entry.split() for entry in top] == [
-        [e.game.vertex(m.point), str(m.visits), f"{m.winrate:.3f}", f"p{m.prior:.3f}"]
-        for m in children]
+    lines = [f"{r.name} {r.levelname} {r.getMessage()}" for r in caplog.records
+             if "playouts in" in r.getMessage()]
+    result = e.player.last_result
+    root, top = parse_search_line(_SEARCH_LOG.search(lines[-1]).group(1))
+    assert root == float(f"{result.root_winrate:.3f}")
+    assert top == [(e.game.vertex(m.point), m.visits, float(f"{m.winrate:.3f}"),
+                    float(f"{m.prior:.4f}")) for m in result.children[:5]]
 
 
 def test_the_search_line_gives_the_tree_at_most_its_pools(caplog):
