@@ -8,7 +8,7 @@ import time
 import pytest
 from sgfmill import sgf
 
-from benchmarks import match
+from benchmarks.strength import match
 
 GNUGO = "/usr/games/gnugo"
 
@@ -200,7 +200,7 @@ def test_gnugo_plays_itself_and_referees_the_score(capsys, tmp_path):
 
 
 def test_game_placeholder_gives_each_game_its_own_command():
-    from benchmarks.match import MatchConfig, engines_for_game
+    from benchmarks.strength.match import MatchConfig, engines_for_game
     config = MatchConfig(engine_a="eng --seed {game}", engine_b="other", games=4, size=9,
                          komi=7.0, sgf_dir="x", results="x/r.jsonl", referee=None,
                          parallel=1, max_moves=243, alternate=True, timeout=10.0)

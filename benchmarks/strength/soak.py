@@ -1,6 +1,6 @@
 """A long run in one engine process, as a KGS bot or a long gogui-twogtp match has it:
 
-    python -m benchmarks.soak --games 200 --size 19 --rollouts 300 [--ponder] [--analyze]
+    python -m benchmarks.strength.soak --games 200 --size 19 --rollouts 300 [--ponder] [--analyze]
         [--opponent "/usr/games/gnugo --mode gtp --level 1"] [-- ENGINE FLAGS]
 
 One `gtp_main.py` process plays every game against the opponent (a fresh opponent process per
@@ -22,8 +22,8 @@ import sys
 import tempfile
 import time
 
-from benchmarks.ends import EngineProcess
-from benchmarks.genmove_speed import resident_mib
+from benchmarks.robustness.ends import EngineProcess
+from benchmarks.speed.genmove_speed import resident_mib
 from benchmarks.gtp_client import EngineError, GtpEngine
 
 GNUGO = "/usr/games/gnugo --mode gtp --level 1"

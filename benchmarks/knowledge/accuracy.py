@@ -1,7 +1,8 @@
 """Move-prediction accuracy of a policy net: top-1, top-5 and mean NLL of head 1 on every
 non-pass position of the given games; one JSON line last.
 
-    python -m benchmarks.accuracy --data /work/shared/data/tygem9d/tygem9d-2011.zip --max-games 500
+    python -m benchmarks.knowledge.accuracy --data /work/shared/data/tygem9d/tygem9d-2011.zip \
+        --max-games 500
 
 The shipped weights never trained on tygem9d-2011 (see weights/README.md); a warning is printed
 when --data names an archive the weights were trained on.

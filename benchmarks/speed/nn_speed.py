@@ -1,7 +1,8 @@
 """Policy-net evaluation speed as the search sees it: engine boards -> features, legal masks,
 forward pass and priors in numpy. One JSON line last.
 
-    python -m benchmarks.nn_speed --batch 16 --device cpu [--weights PATH] [--threads 2] [--value]
+    python -m benchmarks.speed.nn_speed --batch 16 --device cpu [--weights PATH] [--threads 2] \
+        [--value]
 
 --value times the values too, as a search that reads them asks (--value-weight or --value-eqex
 with a weights file that has a value head); without it the value head is skipped, as the

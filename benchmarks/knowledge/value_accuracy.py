@@ -1,7 +1,7 @@
 """How well the value head predicts who won held-out games, beside a playout estimate of the
 same positions; a table on stderr and one JSON line last on stdout.
 
-    python -m benchmarks.value_accuracy --data ../shared/data/tygem9d/tygem9d-2011.zip \
+    python -m benchmarks.knowledge.value_accuracy --data ../shared/data/tygem9d/tygem9d-2011.zip \
         --weights runs/value/cpu_value.pt --games 500 --positions-per-game 4 --playouts 64
 
 Games are read in file order; games without a result won on the board (time or forfeit wins,
@@ -33,8 +33,8 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from benchmarks.agreement import STAGES, stage_of
-from benchmarks.match import wilson_interval
+from benchmarks.knowledge.agreement import STAGES, stage_of
+from benchmarks.strength.match import wilson_interval
 from engine import board as bd
 from engine import playout as po
 from nets import data as nd
@@ -217,7 +217,7 @@ def load_value_policy(args):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m benchmarks.value_accuracy",
+    p = argparse.ArgumentParser(prog="python -m benchmarks.knowledge.value_accuracy",
                                 description=__doc__.split("\n")[0])
     add_position_arguments(p, games=500, per_game=4)
     add_judge_arguments(p, playouts=64)

@@ -1,6 +1,6 @@
 """How the engine ends, as a GUI or a match runner sees it:
 
-    python -m benchmarks.ends [--size 9] [--rollouts 100000] [--repeat 1]
+    python -m benchmarks.robustness.ends [--size 9] [--rollouts 100000] [--repeat 1]
 
 Starts `python gtp_main.py --net none` for every state (idle, a genmove's search, pondering
 after our move, lz-analyze) and every ending (quit, end of input, SIGTERM, SIGINT, both pipes
@@ -24,7 +24,9 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks.gtp_client import GTP_MAIN
+
+ROOT = Path(GTP_MAIN).parent
 
 STATES = ("idle", "search", "ponder", "analysis")
 ENDINGS = ("quit", "eof", "SIGTERM", "SIGINT", "gone", "pipe")
@@ -40,7 +42,7 @@ class EngineProcess:
     def __init__(self, flags, stderr_path):
         with open(stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, str(ROOT / "gtp_main.py"), *flags], cwd=ROOT,
+                [sys.executable, GTP_MAIN, *flags], cwd=ROOT,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, bufsize=0,
                 start_new_session=True)
         self.stderr_path = stderr_path

@@ -1,6 +1,6 @@
 """Fuzzing the GTP front end at scale, in-process:
 
-    python -m benchmarks.fuzz [--lines 100000] [--seed 1] [--rollouts 8]
+    python -m benchmarks.robustness.fuzz [--lines 100000] [--seed 1] [--rollouts 8]
 
 Builds the engine as gtp_main does (--net none, one search thread so that --seed replays the
 engine's moves too, a tiny playout budget, a small tree) and feeds it random lines through

@@ -1,4 +1,4 @@
-"""Search tree memory: `python -m benchmarks.tree_memory --size 9 --nodes 100000`.
+"""Search tree memory: `python -m benchmarks.speed.tree_memory --size 9 --nodes 100000`.
 
 Searches the empty board with the engine's default pools, one search with a budget of the
 requested number of nodes (the tree grows by one node per playout), then reports the
@@ -9,7 +9,7 @@ stdout line is one JSON object.
 import argparse
 import json
 
-from benchmarks.genmove_speed import resident_mib
+from benchmarks.speed.genmove_speed import resident_mib
 from engine.game import Game
 from engine.search import C_EDGES, C_NODES, Search, SearchConfig, Tree
 

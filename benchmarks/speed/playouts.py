@@ -1,4 +1,4 @@
-"""Playout speed: `python -m benchmarks.playouts --size 19 --threads 1 --seconds 10`.
+"""Playout speed: `python -m benchmarks.speed.playouts --size 19 --threads 1 --seconds 10`.
 
 Runs full playouts from the empty board (copy, play out, score) on T threads for S seconds and
 prints playouts per second in all and per thread; with T > 1 it first measures one thread for

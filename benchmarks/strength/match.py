@@ -930,7 +930,7 @@ def format_table(summary: dict, records: list[dict]) -> str:
 
 def parse_args(argv: list[str] | None) -> MatchConfig:
     """Return the match configuration given on the command line."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.match",
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.strength.match",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--black", required=True, help="engine A (black in even games)")
     parser.add_argument("--white", required=True, help="engine B (white in even games)")

@@ -2,19 +2,20 @@
 
 A table by game stage on stderr and one JSON line last on stdout:
 
-    python -m benchmarks.playout_accuracy --data ../shared/data/tygem9d/tygem9d-2011.zip \
-        --games 250 --playouts 2000 \
+    python -m benchmarks.knowledge.playout_accuracy \
+        --data ../shared/data/tygem9d/tygem9d-2011.zip --games 250 --playouts 2000 \
         --pachi "env DATA_DIR=/path/to/pachi /path/to/pachi/pachi -r chinese --nodcnn threads=1"
 
-The positions are those of benchmarks.value_accuracy (same --games, --positions-per-game and
---seed give the same positions; games with setup stones are left out here, as GTP can only give
-an engine a black handicap). From each position --playouts playouts of engine.playout's default
-policy (the search's, or with --rate NAME=VALUE overrides of engine.playout.PolicyConfig) give
-two verdicts: black's win rate p (the winner is black when p > 0.5) and the mean final score
-(area, less the record's komi; black when it is positive); either at exactly a half or zero
-counts as half right. With --pachi, the engine's `gogui-score_est` (Pachi's mean score over
-2,000 of its playouts, after the game's moves are given with `play`) is a third verdict, and
-the JSON has the paired counts (both right, only ours, only Pachi's) of the mean scores.
+The positions are those of benchmarks.knowledge.value_accuracy (same --games,
+--positions-per-game and --seed give the same positions; games with setup stones are left out
+here, as GTP can only give an engine a black handicap). From each position --playouts playouts
+of engine.playout's default policy (the search's, or with --rate NAME=VALUE overrides of
+engine.playout.PolicyConfig) give two verdicts: black's win rate p (the winner is black when
+p > 0.5) and the mean final score (area, less the record's komi; black when it is positive);
+either at exactly a half or zero counts as half right. With --pachi, the engine's
+`gogui-score_est` (Pachi's mean score over 2,000 of its playouts, after the game's moves are
+given with `play`) is a third verdict, and the JSON has the paired counts (both right, only
+ours, only Pachi's) of the mean scores.
 """
 import argparse
 import dataclasses
@@ -27,9 +28,9 @@ import zlib
 
 import numpy as np
 
-from benchmarks.agreement import STAGES, Asker, EngineFault, point_to_vertex, stage_of
-from benchmarks.match import wilson_interval
-from benchmarks.value_accuracy import add_position_arguments, select_positions
+from benchmarks.knowledge.agreement import STAGES, Asker, EngineFault, point_to_vertex, stage_of
+from benchmarks.knowledge.value_accuracy import add_position_arguments, select_positions
+from benchmarks.strength.match import wilson_interval
 from engine import board as bd
 from engine import playout as po
 from nets import data as nd
@@ -132,7 +133,7 @@ def format_table(summary):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m benchmarks.playout_accuracy",
+    p = argparse.ArgumentParser(prog="python -m benchmarks.knowledge.playout_accuracy",
                                 description=__doc__.split("\n")[0])
     add_position_arguments(p, games=250, per_game=2)
     p.add_argument("--playouts", type=int, default=2000,

@@ -2,8 +2,9 @@
 
 A table on stderr and one JSON line last on stdout:
 
-    python -m benchmarks.regress tests/regress/darkgo.tst -- --rollouts 300 --threads 1
-    python -m benchmarks.regress GNUGO/regression/strategy.tst --only-genmove -- --policy-only
+    python -m benchmarks.strength.regress tests/regress/darkgo.tst -- --rollouts 300 --threads 1
+    python -m benchmarks.strength.regress GNUGO/regression/strategy.tst --only-genmove \
+        -- --policy-only
 
 A suite is a text file of GTP commands, one a line. A command may start with a test number;
 the line `#? [PATTERN]` after it says what its answer must be: the whole answer matches the
@@ -40,8 +41,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks.agreement import split_engine_flags
-from benchmarks.gtp_client import EngineError, GtpEngine, darkgo_command
+from benchmarks.gtp_client import EngineError, GtpEngine, darkgo_command, split_engine_flags
 
 GENMOVE_COMMANDS = ("genmove", "reg_genmove", "gg_genmove", "restricted_genmove")
 OUTCOMES = ("pass", "fail", "expected fail", "unexpected pass", "ignored", "unsupported")
@@ -249,7 +249,7 @@ def format_table(suites):
 def parse_args(argv):
     """Return (parsed arguments, engine flags): the words after the first '--' are the flags."""
     argv, flags = split_engine_flags(argv)
-    p = argparse.ArgumentParser(prog="python -m benchmarks.regress",
+    p = argparse.ArgumentParser(prog="python -m benchmarks.strength.regress",
                                 description=__doc__.split("\n")[0])
     p.add_argument("suites", nargs="+", help="suite files (.tst)")
     p.add_argument("--engine", help="engine command (default: darkgo's gtp_main.py)")

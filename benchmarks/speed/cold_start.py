@@ -1,6 +1,6 @@
 """Start-up as a GUI sees it: engine start to the first answer and to the first genmove.
 
-    python -m benchmarks.cold_start [--cold] [--time-settings "0 5 1"] [--ping SECONDS]
+    python -m benchmarks.speed.cold_start [--cold] [--time-settings "0 5 1"] [--ping SECONDS]
         [--moves N] [--engine CMD]
 
 Starts `python gtp_main.py` (or --engine CMD) and sends what a GUI sends first: name,

@@ -2,9 +2,9 @@
 
 One JSON line is printed last.
 
-    python -m benchmarks.agreement --data ../shared/data/tygem9d/tygem9d-2011.zip \
+    python -m benchmarks.knowledge.agreement --data ../shared/data/tygem9d/tygem9d-2011.zip \
         --positions 300 -- --rollouts 5000
-    python -m benchmarks.agreement --data ../shared/data/tygem9d/tygem9d-2011.zip \
+    python -m benchmarks.knowledge.agreement --data ../shared/data/tygem9d/tygem9d-2011.zip \
         --positions 300 -- --policy-only
 
 Games are taken in archive order, one position from each: a move picked uniformly among the
@@ -45,8 +45,8 @@ import sys
 import tempfile
 import time
 
-from benchmarks.gtp_client import GTP_MAIN, EngineError, GtpEngine
-from benchmarks.match import append_result, wilson_interval
+from benchmarks.gtp_client import GTP_MAIN, EngineError, GtpEngine, split_engine_flags
+from benchmarks.strength.match import append_result, wilson_interval
 from engine import board as bd
 from engine.game import xy_to_vertex
 from engine.player import FAVOURITE_MIN_SHARE, PlayerConfig, robust_choice
@@ -357,20 +357,10 @@ def format_table(summary):
     return "\n".join(lines)
 
 
-def split_engine_flags(argv):
-    """Return (the benchmark's words, the engine's flags) of argv (default: sys.argv's): the
-    words after the first '--' are the engine's."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if "--" not in argv:
-        return argv, []
-    cut = argv.index("--")
-    return argv[:cut], argv[cut + 1:]
-
-
 def parse_args(argv):
     """Return (parsed arguments, engine flags): the words after the first '--' are the flags."""
     argv, flags = split_engine_flags(argv)
-    p = argparse.ArgumentParser(prog="python -m benchmarks.agreement",
+    p = argparse.ArgumentParser(prog="python -m benchmarks.knowledge.agreement",
                                 description=__doc__.split("\n")[0],
                                 usage="%(prog)s --data PATH [options] [-- engine flags...]")
     p.add_argument("--data", nargs="+", required=True, help="SGF files, directories, archives")

@@ -1,7 +1,7 @@
 """Whole-search speed through GTP, as a user sees it, for one engine setting or several:
 
-    python -m benchmarks.genmove_speed --size 19 --rollouts 10000 --threads 1 [--moves 3]
-    python -m benchmarks.genmove_speed --rollouts 5000 --threads 1 2 auto --net none auto \\
+    python -m benchmarks.speed.genmove_speed --size 19 --rollouts 10000 --threads 1 [--moves 3]
+    python -m benchmarks.speed.genmove_speed --rollouts 5000 --threads 1 2 auto --net none auto \\
         --positions empty middle [--rounds 2]
 
 The second command compares the thread choices with and without the network: every pair of a
@@ -214,7 +214,7 @@ def summary(records):
 
 def parse_args(argv):
     """Return the parsed command line; exit 2 on a bad one."""
-    p = argparse.ArgumentParser(prog="python -m benchmarks.genmove_speed",
+    p = argparse.ArgumentParser(prog="python -m benchmarks.speed.genmove_speed",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=19)
     p.add_argument("--rollouts", type=int, default=10000)

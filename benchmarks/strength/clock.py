@@ -1,7 +1,7 @@
 """Complete games under a real clock, kept by the harness as a server (KGS) keeps it:
 
-    python -m benchmarks.clock --system absolute|byoyomi|canadian|all [--main S] [--period S]
-        [--periods N] [--stones N] [--games N] [--size 19] [--lag 0.5] [--hog] [--cold]
+    python -m benchmarks.strength.clock --system absolute|byoyomi|canadian|all [--main S]
+        [--period S] [--periods N] [--stones N] [--games N] [--size 19] [--lag 0.5] [--hog] [--cold]
         [--opponent "/usr/games/gnugo --mode gtp --level 1"] [--results FILE] [--logs DIR]
         [-- ENGINE FLAGS]
 
@@ -53,8 +53,8 @@ import tempfile
 import time
 
 from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, darkgo_command
-from benchmarks.match import append_result, parse_score, read_results
-from benchmarks.soak import GNUGO
+from benchmarks.strength.match import append_result, parse_score, read_results
+from benchmarks.strength.soak import GNUGO
 from benchmarks.time_control import SYSTEMS, GameClock, TimeSystem, time_system
 
 # A genmove is awaited this long past the moment its clock ran out, so that a late answer's
@@ -307,7 +307,7 @@ def summarize(records: list[dict]) -> dict:
 
 def parse_args(argv: list[str] | None):
     """Return (arguments, the time systems to play); exits with a usage error on bad ones."""
-    p = argparse.ArgumentParser(prog="python -m benchmarks.clock",
+    p = argparse.ArgumentParser(prog="python -m benchmarks.strength.clock",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--system", choices=[*SYSTEMS, "all"], default="all")
     p.add_argument("--main", type=float, help="main time in seconds")
