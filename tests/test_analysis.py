@@ -222,7 +222,7 @@ def test_analysis_arguments_take_lz_and_kata_key_value_pairs():
 
 def test_the_search_line_logged_after_genmove_carries_the_principal_variation(caplog):
     """The match runner copies this line into the saved game's comment on the move."""
-    from benchmarks.strength.match import _SEARCH_LOG
+    from benchmarks.strength.game import _SEARCH_LOG
     e = engine()
     with caplog.at_level("INFO", logger="gtp"):
         e.handle_line("genmove b\n", io.StringIO())
@@ -237,7 +237,7 @@ def test_the_search_line_logged_after_genmove_carries_the_principal_variation(ca
 
 def test_the_search_line_gives_each_top_move_its_prior(caplog):
     """A match's SGF comments keep each top move's visits, win rate and prior, to read back."""
-    from benchmarks.strength.match import _SEARCH_LOG
+    from benchmarks.strength.game import _SEARCH_LOG
     e = engine()
     with caplog.at_level("INFO", logger="gtp"):
         e.handle_line("genmove b\n", io.StringIO())

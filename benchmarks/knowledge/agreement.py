@@ -46,7 +46,8 @@ import tempfile
 import time
 
 from benchmarks.gtp_client import GTP_MAIN, EngineError, GtpEngine, split_engine_flags
-from benchmarks.strength.match import append_result, wilson_interval
+from benchmarks.strength.records import append_result
+from benchmarks.strength.stats import wilson_interval
 from engine import board as bd
 from engine.game import xy_to_vertex
 from engine.player import FAVOURITE_MIN_SHARE, PlayerConfig, robust_choice

@@ -30,7 +30,7 @@ import numpy as np
 
 from benchmarks.knowledge.agreement import STAGES, Asker, EngineFault, point_to_vertex, stage_of
 from benchmarks.knowledge.value_accuracy import add_position_arguments, select_positions
-from benchmarks.strength.match import wilson_interval
+from benchmarks.strength.stats import wilson_interval
 from engine import board as bd
 from engine import playout as po
 from nets import data as nd

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from benchmarks.knowledge.agreement import STAGES, stage_of
-from benchmarks.strength.match import wilson_interval
+from benchmarks.strength.stats import wilson_interval
 from engine import board as bd
 from engine import playout as po
 from nets import data as nd

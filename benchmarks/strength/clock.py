@@ -53,7 +53,7 @@ import tempfile
 import time
 
 from benchmarks.gtp_client import EngineError, EngineTimeout, GtpEngine, darkgo_command
-from benchmarks.strength.match import append_result, parse_score, read_results
+from benchmarks.strength.records import append_result, parse_score, read_results
 from benchmarks.strength.soak import GNUGO
 from benchmarks.time_control import SYSTEMS, GameClock, TimeSystem, time_system
 
