@@ -22,6 +22,17 @@ def darkgo_command(engine=None):
     darkgo with the Python running this."""
     return engine or f"{shlex.quote(sys.executable)} {shlex.quote(GTP_MAIN)}"
 
+
+def split_engine_flags(argv):
+    """Return (the benchmark's words, the engine's flags) of argv (default: sys.argv's): the
+    words after the first '--' are the engine's."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv:
+        return argv, []
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1:]
+
+
 _STATUS_LINE = re.compile(r"([=?])(\d*)(?:\s(.*))?$", re.DOTALL)
 
 

@@ -26,7 +26,7 @@ CONFIGS = {
                        ownership=False, symmetric=False, edge=False, rank=9, value=False,
                        value_convs=2, value_ownership=False),
     # Sized for 2 CPU cores: >= 500 positions/s at batch 16 in fp32 with features
-    # (benchmarks/nn_speed.py), and ~1000 training samples/s with bf16 on AMX hardware.
+    # (benchmarks/speed/nn_speed.py), and ~1000 training samples/s with bf16 on AMX hardware.
     "cpu": dict(first_kernel=5, first_width=64, width=64, depth=6, heads=3,
                 ownership=False, symmetric=False, edge=False, rank=9, value=False,
                 value_convs=2, value_ownership=False),

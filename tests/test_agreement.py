@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from sgfmill import common
 
-from benchmarks import agreement
+from benchmarks.knowledge import agreement
 from engine import board as bd
 from nets import data as nd
 from sgf_moves import non_touching_moves

@@ -222,7 +222,7 @@ def test_analysis_arguments_take_lz_and_kata_key_value_pairs():
 
 def test_the_search_line_logged_after_genmove_carries_the_principal_variation(caplog):
     """The match runner copies this line into the saved game's comment on the move."""
-    from benchmarks.match import _SEARCH_LOG
+    from benchmarks.strength.game import _SEARCH_LOG
     e = engine()
     with caplog.at_level("INFO", logger="gtp"):
         e.handle_line("genmove b\n", io.StringIO())
@@ -236,16 +236,19 @@ def test_the_search_line_logged_after_genmove_carries_the_principal_variation(ca
 
 
 def test_the_search_line_gives_each_top_move_its_prior(caplog):
-    """benchmarks.choice_changes reads the line, as the match runner saves it, back."""
-    from benchmarks.choice_changes import parse_search_line
-    from benchmarks.match import _SEARCH_LOG
+    """A match's SGF comments keep each top move's visits, win rate and prior, to read back."""
+    from benchmarks.strength.game import _SEARCH_LOG
     e = engine()
     with caplog.at_level("INFO", logger="gtp"):
         e.handle_line("genmove b\n", io.StringIO())
     lines = [f"{r.name} {r.levelname} {r.getMessage()}" for r in caplog.records
              if "playouts in" in r.getMessage()]
     result = e.player.last_result
-    root, top = parse_search_line(_SEARCH_LOG.search(lines[-1]).group(1))
+    comment = _SEARCH_LOG.search(lines[-1]).group(1)
+    root = float(re.search(r"win rate ([\d.]+);", comment).group(1))
+    listed = comment.split("top: ")[1].split(";")[0]
+    top = [(vertex.upper(), int(visits), float(rate), float(prior)) for vertex, visits, rate,
+           prior in re.findall(r"(\w+) (\d+) ([\d.]+) p([\d.]+)", listed)]
     assert root == float(f"{result.root_winrate:.3f}")
     assert top == [(e.game.vertex(m.point), m.visits, float(f"{m.winrate:.3f}"),
                     float(f"{m.prior:.4f}")) for m in result.children[:5]]

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from benchmarks import clock
+from benchmarks.strength import clock
 
 GNUGO = "/usr/games/gnugo"
 

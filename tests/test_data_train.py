@@ -385,7 +385,7 @@ def test_a_value_head_trained_on_a_frozen_trunk_leaves_the_policy_as_it_was(tmp_
 
 
 def test_accuracy_benchmark_scores_a_weights_file(corpus, tmp_path, capsys):
-    from benchmarks import accuracy
+    from benchmarks.knowledge import accuracy
     weights = str(tmp_path / "tiny.pt")
     nt.main(_quick_training_args(corpus) + ["--config", "tiny", "--out", weights,
                                             "--run-dir", str(tmp_path / "run"), "--steps", "2"])

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import gtp_main
-from benchmarks import ends
+from benchmarks.robustness import ends
 
 
 def engine(*flags):

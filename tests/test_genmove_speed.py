@@ -1,9 +1,9 @@
-"""benchmarks.genmove_speed's peer timing: another engine's CPU time read from /proc."""
+"""benchmarks.speed.genmove_speed's peer timing: another engine's CPU time read from /proc."""
 import os
 import shlex
 import sys
 
-from benchmarks import genmove_speed
+from benchmarks.speed import genmove_speed
 
 FAKE = os.path.join(os.path.dirname(__file__), "fake_gtp.py")
 

@@ -2,11 +2,11 @@
 lines, exactly one answer per command with its id and none for an empty or comment line, no
 exception escaping, no internal error, and a '?' answer leaves the game as it was. The
 generated sessions are the same on every run (derandomize), so the suite stays repeatable;
-`python -m benchmarks.fuzz` draws fresh lines at scale."""
+`python -m benchmarks.robustness.fuzz` draws fresh lines at scale."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks import fuzz
+from benchmarks.robustness import fuzz
 
 COMMANDS = ("boardsize", "clear_board", "cputime", "final_score", "final_status_list",
             "fixed_handicap", "genmove", "gogui-analyze_commands", "gogui-ownership",

@@ -8,7 +8,8 @@ import time
 import pytest
 from sgfmill import sgf
 
-from benchmarks import match
+from benchmarks.strength import match, report, stats
+from benchmarks.strength import records as match_records
 
 GNUGO = "/usr/games/gnugo"
 
@@ -34,17 +35,17 @@ def read_sgf(path) -> sgf.Sgf_game:
 
 
 def test_wilson_interval_matches_published_values():
-    assert match.wilson_interval(0, 0) == (0.0, 1.0)
-    assert match.wilson_interval(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
-    assert match.wilson_interval(10, 10) == pytest.approx((0.7225, 1.0), abs=1e-4)
-    assert match.wilson_interval(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert stats.wilson_interval(0, 0) == (0.0, 1.0)
+    assert stats.wilson_interval(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert stats.wilson_interval(10, 10) == pytest.approx((0.7225, 1.0), abs=1e-4)
+    assert stats.wilson_interval(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
 
 
 def test_parse_score_reads_wins_and_draws():
-    assert match.parse_score("B+3.5") == ("B", "B+3.5")
-    assert match.parse_score("w+7.0") == ("W", "W+7")
-    assert match.parse_score("0") == (None, "0")
-    assert match.parse_score("black wins") is None
+    assert match_records.parse_score("B+3.5") == ("B", "B+3.5")
+    assert match_records.parse_score("w+7.0") == ("W", "W+7")
+    assert match_records.parse_score("0") == (None, "0")
+    assert match_records.parse_score("black wins") is None
 
 
 def test_two_game_match_alternates_colours_and_writes_sgf(capsys, tmp_path, fake):
@@ -58,7 +59,7 @@ def test_two_game_match_alternates_colours_and_writes_sgf(capsys, tmp_path, fake
     assert summary["wins_a"] == summary["wins_b"] == 1
     assert summary["by_colour"] == {"black": 2, "white": 0}
     assert summary["win_rate_a"] == 0.5
-    assert summary["ci95"] == pytest.approx(list(match.wilson_interval(1, 2)), abs=1e-4)
+    assert summary["ci95"] == pytest.approx(list(stats.wilson_interval(1, 2)), abs=1e-4)
     assert summary["illegal_moves"] == summary["protocol_errors"] == {"A": 0, "B": 0}
     assert [row["moves"] for row in summary["table"]] == [5, 6]
 
@@ -88,7 +89,7 @@ def test_under_a_referee_the_players_counts_are_kept_and_a_dispute_is_marked(cap
     assert records[1]["scores"] == {"B": "W+2", "W": "B+1", "referee": "W+3"}
     assert [r["disagree"] for r in records] == [True, True]
     assert summary["disagreements"] == 2 and summary["unscored"] == 0
-    assert "game 0: the counts differ (B B+1, W W+2, referee W+3)" in match.format_table(
+    assert "game 0: the counts differ (B B+1, W W+2, referee W+3)" in report.format_table(
         summary, records)
 
 
@@ -97,7 +98,7 @@ def test_players_naming_the_referees_winner_leave_the_game_undisputed(capsys, tm
                                  "--referee", fake("--score", "W+3"))
     assert [r["result"] for r in records] == ["W+3", "W+3"]
     assert summary["disagreements"] == 0
-    assert "counts differ" not in match.format_table(summary, records)
+    assert "counts differ" not in report.format_table(summary, records)
 
 
 def test_players_that_cannot_count_leave_the_referees_result_undisputed(capsys, tmp_path, fake):
@@ -143,7 +144,7 @@ def test_a_second_runner_on_the_same_results_file_is_refused(capsys, tmp_path, f
     argv = ["--black", fake(), "--white", fake(), "--games", "1", "--size", "5", "--komi", "0.5",
             "--sgf-dir", str(sgf_dir)]
     sgf_dir.mkdir()
-    with match.sole_runner(str(sgf_dir / "results.jsonl")):
+    with match_records.sole_runner(str(sgf_dir / "results.jsonl")):
         assert match.main(argv) == 2
         assert "another match runner" in capsys.readouterr().err
     assert not (sgf_dir / "results.jsonl").exists()
@@ -200,7 +201,7 @@ def test_gnugo_plays_itself_and_referees_the_score(capsys, tmp_path):
 
 
 def test_game_placeholder_gives_each_game_its_own_command():
-    from benchmarks.match import MatchConfig, engines_for_game
+    from benchmarks.strength.records import MatchConfig, engines_for_game
     config = MatchConfig(engine_a="eng --seed {game}", engine_b="other", games=4, size=9,
                          komi=7.0, sgf_dir="x", results="x/r.jsonl", referee=None,
                          parallel=1, max_moves=243, alternate=True, timeout=10.0)
@@ -209,39 +210,39 @@ def test_game_placeholder_gives_each_game_its_own_command():
 
 
 def test_elo_from_score_and_its_interval():
-    assert match.elo_from_score(0.5) == 0
-    assert match.elo_from_score(0.75) == pytest.approx(190.85, abs=0.01)
-    assert match.elo_from_score(0.25) == pytest.approx(-190.85, abs=0.01)
-    assert match.elo_estimate(0, 0) is None
+    assert stats.elo_from_score(0.5) == 0
+    assert stats.elo_from_score(0.75) == pytest.approx(190.85, abs=0.01)
+    assert stats.elo_from_score(0.25) == pytest.approx(-190.85, abs=0.01)
+    assert stats.elo_estimate(0, 0) is None
     # 5 of 10: Wilson (0.2366, 0.7634) mapped to Elo.
-    assert match.elo_estimate(5, 10) == {"elo": 0.0, "ci95": [-203.5, 203.5], "clamped": False}
-    estimate = match.elo_estimate(7.5, 10)
+    assert stats.elo_estimate(5, 10) == {"elo": 0.0, "ci95": [-203.5, 203.5], "clamped": False}
+    estimate = stats.elo_estimate(7.5, 10)
     assert estimate["elo"] == pytest.approx(190.8, abs=0.1) and not estimate["clamped"]
     # All wins: clamped to 10.5/11, a finite figure flagged as clamped.
-    estimate = match.elo_estimate(10, 10)
+    estimate = stats.elo_estimate(10, 10)
     assert estimate["clamped"]
-    assert estimate["elo"] == pytest.approx(match.elo_from_score(10.5 / 11), abs=0.1)
+    assert estimate["elo"] == pytest.approx(stats.elo_from_score(10.5 / 11), abs=0.1)
     assert estimate["ci95"][1] == estimate["elo"] and estimate["ci95"][0] < estimate["elo"]
 
 
 def test_sprt_bounds_llr_and_decisions():
-    lower, upper = match.sprt_bounds(0.05, 0.05)
+    lower, upper = stats.sprt_bounds(0.05, 0.05)
     assert (lower, upper) == pytest.approx((-2.9444, 2.9444), abs=1e-4)
-    assert match.sprt_bounds(0.05, 0.1) == pytest.approx((-2.2513, 2.8904), abs=1e-4)
+    assert stats.sprt_bounds(0.05, 0.1) == pytest.approx((-2.2513, 2.8904), abs=1e-4)
     # H0 elo 0, H1 elo 100: p1 = 0.6401; a win adds log(p1/0.5), a loss log((1-p1)/0.5).
-    assert match.sprt_llr([1.0], 0, 100) == pytest.approx(0.24703, abs=1e-4)
-    assert match.sprt_llr([0.0], 0, 100) == pytest.approx(-0.32870, abs=1e-4)
-    assert match.sprt_llr([0.5], 0, 100) == pytest.approx((0.24703 - 0.32870) / 2, abs=1e-4)
+    assert stats.sprt_llr([1.0], 0, 100) == pytest.approx(0.24703, abs=1e-4)
+    assert stats.sprt_llr([0.0], 0, 100) == pytest.approx(-0.32870, abs=1e-4)
+    assert stats.sprt_llr([0.5], 0, 100) == pytest.approx((0.24703 - 0.32870) / 2, abs=1e-4)
     # 11 wins stay below the upper bound, the 12th crosses it.
-    assert match.sprt_decide([1.0] * 11, 0, 100)["decision"] == "undecided"
-    state = match.sprt_decide([1.0] * 12 + [0.0] * 3, 0, 100)
+    assert stats.sprt_decide([1.0] * 11, 0, 100)["decision"] == "undecided"
+    state = stats.sprt_decide([1.0] * 12 + [0.0] * 3, 0, 100)
     assert (state["decision"], state["decided_after"], state["games"]) == ("H1", 12, 15)
     assert state["llr"] == pytest.approx(12 * 0.24703 - 3 * 0.32870, abs=1e-3)
-    assert match.sprt_decide([0.0] * 9, 0, 100)["decision"] == "H0"
-    assert match.sprt_decide([0.0] * 8, 0, 100)["decision"] == "undecided"
+    assert stats.sprt_decide([0.0] * 9, 0, 100)["decision"] == "H0"
+    assert stats.sprt_decide([0.0] * 8, 0, 100)["decision"] == "undecided"
     # Even results drift towards H0 (elo 0) only slowly.
-    assert match.sprt_decide([1.0, 0.0] * 20, 0, 100)["decision"] == "undecided"
-    assert match.sprt_decide([1.0, 0.0] * 40, 0, 100)["decision"] == "H0"
+    assert stats.sprt_decide([1.0, 0.0] * 20, 0, 100)["decision"] == "undecided"
+    assert stats.sprt_decide([1.0, 0.0] * 40, 0, 100)["decision"] == "H0"
 
 
 def test_sprt_stops_the_match_early_and_resume_keeps_the_decision(capsys, tmp_path, fake):
@@ -279,10 +280,10 @@ def test_sgf_moves_carry_the_search_line_of_the_engine_that_logs_one(capsys, tmp
 
 def test_score_margin_from_engine_a():
     record = {"result": "W+3.5", "winner_engine": "A"}
-    assert match.score_margin(record) == 3.5
-    assert match.score_margin({"result": "B+10", "winner_engine": "B"}) == -10
-    assert match.score_margin({"result": "0", "winner_engine": None}) == 0
-    assert match.score_margin({"result": "B+R", "winner_engine": "A"}) is None
+    assert report.score_margin(record) == 3.5
+    assert report.score_margin({"result": "B+10", "winner_engine": "B"}) == -10
+    assert report.score_margin({"result": "0", "winner_engine": None}) == 0
+    assert report.score_margin({"result": "B+R", "winner_engine": "A"}) is None
 
 
 def test_margin_marks_keep_resignations_apart_from_jigos():
@@ -292,7 +293,7 @@ def test_margin_marks_keep_resignations_apart_from_jigos():
                {"result": "B+R", "winner_engine": "A"},
                {"result": "W+Time", "winner_engine": "B"},
                {"result": "?", "winner_engine": None}]
-    margins, won, lost = match.margin_marks(records)
+    margins, won, lost = report.margin_marks(records)
     assert margins == [(1, 3.5), (3, 0.0)]
     assert won == [4]
     assert lost == [2, 5]

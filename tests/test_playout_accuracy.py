@@ -5,8 +5,8 @@ import zipfile
 
 import pytest
 
-from benchmarks import playout_accuracy as pa
-from benchmarks import value_accuracy as va
+from benchmarks.knowledge import playout_accuracy as pa
+from benchmarks.knowledge import value_accuracy as va
 from engine import board as bd
 from engine import playout as po
 from nets import data as nd

@@ -99,7 +99,7 @@ def test_self_atari_that_captures_is_allowed():
 
 
 # White's bent three F7 G7 G6 holds a black stone on its vital point, G7, and White has no
-# other liberty: the shape of game 13 of benchmarks/records/m_pachi10k_92 in a 7x7 corner.
+# other liberty: the shape of game 13 of benchmarks/records/m_pachi10k_92.tar.xz in a 7x7 corner.
 BENT_THREE_TAKEN = """
     . . . X O . X
     . . . X O O .

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from benchmarks import regress as rg
+from benchmarks.strength import regress as rg
 from benchmarks.gtp_client import GTP_MAIN
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,7 +1,7 @@
-"""benchmarks.soak's report, without playing: a stand-in engine and games."""
+"""benchmarks.strength.soak's report, without playing: a stand-in engine and games."""
 import json
 
-from benchmarks import soak
+from benchmarks.strength import soak
 
 
 class _StandIn:

@@ -7,7 +7,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from benchmarks import value_accuracy as va
+from benchmarks.knowledge import value_accuracy as va
 from engine import board as bd
 from engine import playout as po
 from nets import data as nd

@@ -1,0 +1,82 @@
+"""Move-prediction accuracy of a policy net: top-1, top-5 and mean NLL of head 1 on every
+non-pass position of the given games; one JSON line last.
+
+    python -m benchmarks.knowledge.accuracy --data /work/shared/data/tygem9d/tygem9d-2011.zip \
+        --max-games 500
+
+The shipped weights never trained on tygem9d-2011 (see weights/README.md); a warning is printed
+when --data names an archive the weights were trained on.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+
+from nets import data as nd
+from nets import model as nm
+from nets.train import accuracy_counts
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", nargs="+", required=True, help="SGF files, directories, archives")
+    p.add_argument("--weights", default=nm.DEFAULT_WEIGHTS)
+    p.add_argument("--max-games", type=int, help="stop after this many games (file order)")
+    p.add_argument("--split", choices=["all", "train", "val"], default="all",
+                   help="only games of this hash split (default: every game)")
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--symmetries", type=int, choices=(1, 8), default=1,
+                   help="average the net over 1 or all 8 board symmetries (as --policy-only)")
+    args = p.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model, meta = nm.load_model(args.weights, args.device)
+    device = next(model.parameters()).device
+    trained = set(meta.get("train_data", []))
+    overlap = trained & {os.path.basename(d.rstrip("/")) for d in args.data}
+    if overlap and args.split != "val":
+        print(f"warning: {args.weights} was trained on {sorted(overlap)}; only its val split "
+              "is held out (use --split val)", file=sys.stderr)
+    stats = nd.Stats()
+    games = 0
+
+    def records():
+        nonlocal games
+        for record in nd.read_games(args.data, split=args.split, stats=stats):
+            if args.max_games is not None and games >= args.max_games:
+                return
+            games += 1
+            yield record
+
+    cfg = model.config
+    h1 = h5 = n = 0
+    nll = 0.0
+    start = time.time()
+    with torch.inference_mode():
+        for batch in nd.all_positions(records(), args.batch, cfg["heads"], cfg["rank"],
+                                      cfg["edge"]):
+            logp, _, _ = nm.symmetric_forward(model, torch.from_numpy(batch["x"]).to(device),
+                                              torch.from_numpy(batch["mask"]).to(device),
+                                              args.symmetries)
+            c = accuracy_counts(logp.float(),
+                                torch.from_numpy(batch["targets"][:, 0]).to(device))
+            h1, h5, nll, n = h1 + c[0], h5 + c[1], nll + c[2], n + c[3]
+            print(f"\r{games} games {n} positions top1 {h1 / n:.4f} top5 {h5 / n:.4f} "
+                  f"nll {nll / n:.4f} {n / (time.time() - start):.0f} pos/s", end="",
+                  file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    if n == 0:
+        sys.exit("no positions in the given games")
+    print(json.dumps({"top1": h1 / n, "top5": h5 / n, "nll": nll / n, "positions": n,
+                      "games": games, "skipped": {k: v for k, v in stats.items() if k != "games"},
+                      "weights": args.weights, "split": args.split,
+                      "symmetries": args.symmetries}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Policy-net evaluation speed as the search sees it: engine boards -> features, legal masks,
+forward pass and priors in numpy. One JSON line last.
+
+    python -m benchmarks.speed.nn_speed --batch 16 --device cpu [--weights PATH] [--threads 2] \
+        [--value]
+
+--value times the values too, as a search that reads them asks (--value-weight or --value-eqex
+with a weights file that has a value head); without it the value head is skipped, as the
+search skips it when it reads no values.
+"""
+import argparse
+import json
+import random
+import time
+
+import torch
+
+from engine.game import Game
+from nets import features as feat
+from nets import model as nm
+
+
+def sample_boards(count, size=19, seed=0):
+    """Return boards from random legal games at 20..200 moves."""
+    rng = random.Random(seed)
+    boards = []
+    for _ in range(count):
+        game = Game(size)
+        for _ in range(rng.randrange(20, 200)):
+            game.play(game.to_play, rng.choice(game.legal_moves(game.to_play, superko=False)),
+                      superko=False)
+        boards.append(game.board)
+    return boards
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--weights", help=f"weights file (default {nm.DEFAULT_WEIGHTS}; with "
+                   "--config, an untrained net of that config)")
+    p.add_argument("--config", choices=sorted(nm.CONFIGS), help="time an untrained config")
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
+                   help="bf16 autocast (auto: where the hardware has fast bf16, as the engine "
+                        "runs the net); default auto, 'off' times fp32")
+    p.add_argument("--seconds", type=float, default=10.0, help="timed duration")
+    p.add_argument("--value", action="store_true",
+                   help="evaluate the value head too (an error without one)")
+    args = p.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.config and not args.weights:
+        policy = nm.Policy(model=nm.PolicyNet(nm.make_config(args.config)), device=args.device,
+                           bf16=args.bf16)
+        source = f"config {args.config} (untrained)"
+    else:
+        policy = nm.Policy(args.weights or nm.DEFAULT_WEIGHTS, device=args.device, bf16=args.bf16)
+        source = args.weights or nm.DEFAULT_WEIGHTS
+    if args.value and not policy.has_value:
+        p.error(f"--value: {source} has no value head")
+    boards = sample_boards(64)
+    batches = [[boards[(i * args.batch + j) % len(boards)] for j in range(args.batch)]
+               for i in range(8)]
+    dev = policy.device
+
+    def run(b):
+        policy.evaluate(b, value=args.value)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    for b in batches[:3]:
+        run(b)
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < args.seconds:
+        run(batches[count % len(batches)])
+        count += 1
+    total = time.perf_counter() - start
+    fstart = time.perf_counter()
+    for i in range(count):
+        feat.extract(batches[i % len(batches)], rank=policy.rank, edge=policy.edge)
+        feat.legal_masks(batches[i % len(batches)])
+    features_s = time.perf_counter() - fstart
+    print(json.dumps({
+        "positions_per_s": round(count * args.batch / total, 1),
+        "ms_per_batch": round(1000 * total / count, 3),
+        "features_ms_per_batch": round(1000 * features_s / count, 3),
+        "batch": args.batch, "device": str(dev), "threads": torch.get_num_threads(),
+        "bf16": policy.bf16, "weights": source, "value": args.value, "batches": count,
+    }))
+
+
+if __name__ == "__main__":
+    main()
