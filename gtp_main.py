@@ -19,7 +19,8 @@ from engine import board as bd
 from engine.gtp import VERSION, GtpEngine, run_gtp
 from engine.player import FAVOURITE_MIN_SHARE, Player, PlayerConfig
 from engine.playout import PolicyConfig
-from engine.search import MAX_PRIOR_EQEX, SearchConfig
+from engine.search_config import SearchConfig
+from engine.tree import MAX_PRIOR_EQEX
 from engine.shapes import DEFAULT_SHAPES, cached_model
 from engine.warmup import Warmup
 

@@ -30,8 +30,9 @@ from engine import board as bd
 from engine import sgf
 from engine.game import (HANDICAP_NONE, HANDICAP_STONES, HANDICAP_STONES_BUT_ONE, Game,
                          IllegalMove, Rules, color_from_text, handicap_points)
-from engine.player import RESIGN, Clock, TimeControl, cpu_seconds, score_text
+from engine.player import RESIGN, cpu_seconds, score_text
 from engine.search import PV_CHILDREN
+from engine.time_policy import Clock, TimeControl
 
 log = logging.getLogger("gtp")
 

@@ -1,5 +1,6 @@
 """The player: turns searches into moves (pass and resign policy), judges dead stones from
-playout ownership, scores finished games, and budgets time.
+playout ownership, scores finished games, and keeps the clocks (engine.time_policy budgets
+the moves).
 
 Everything GTP needs beyond the rules lives here, so that the protocol layer stays a table of
 small handlers.
@@ -12,7 +13,10 @@ import numpy as np
 
 from engine import board as bd
 from engine import playout as po
-from engine.search import MoveTime, Search, SearchConfig
+from engine.search import Search
+from engine.search_config import SearchConfig
+from engine.time_policy import (MIN_MOVE_SECONDS, Clock, TimeControl, charged, clock_state,
+                                move_allowance)
 
 log = logging.getLogger("player")
 
@@ -45,14 +49,6 @@ SETTLE_CHECK_LIKELY = 0.4
 # A timed check runs as many of its ownership playouts as fit in its time, but no fewer than
 # this: below it the estimate is too noisy to pass on, so a search's move is played instead.
 MIN_OWNERSHIP_RUNS = 200
-# The shortest search a timed move gets, and how many of its normal main-time shares a move
-# may take while it is unclear (Pachi's default "worst" time is three times the normal).
-MIN_MOVE_SECONDS = 0.05
-# Seconds a timed move takes beyond its search's deadline, kept back from every move besides
-# --lag-buffer (which may be 0): the search looks at the clock every 50 ms, then its threads
-# stop and the move is chosen and answered.
-MOVE_OVERHEAD = 0.1
-EXTEND_SHARES = 3.0
 
 
 def robust_choice(result, margin, prior_power=0.0, min_prior=0.0):
@@ -105,24 +101,6 @@ class PlayerConfig:
     def choice_prior_power_at(self, moves_played):
         """Return the final choice's prior power after moves_played moves of the game."""
         return self.choice_prior_power if moves_played >= self.choice_prior_from else 0.0
-
-
-@dataclass
-class TimeControl:
-    """Canadian-style time settings (GTP time_settings) plus KGS's Japanese byo-yomi periods."""
-    main: float = 0.0
-    byo_time: float = 0.0
-    byo_stones: int = 0
-    byo_periods: int = 0      # > 0 for Japanese byo-yomi (kgs-time_settings byoyomi)
-    unlimited: bool = True
-
-
-@dataclass
-class Clock:
-    """What time_left last told us about one colour."""
-    seconds: float = 0.0
-    stones: int = 0           # 0: still in main time
-    known: bool = False
 
 
 class Ownership:
@@ -333,90 +311,20 @@ class Player:
 
     # Time -----------------------------------------------------------------------------
     def move_time(self, game, color):
-        """Return this move's wall-clock allowance as a MoveTime, or None without a time
-        limit.
-
-        In main time the normal share is the time left over the moves still to come (a third
-        of the empty points, at least 20) plus one byo-yomi period's share per move, and a move
-        left unclear may take up to EXTEND_SHARES main-time shares. In Japanese byo-yomi a
-        move has its period; in a canadian period a move may take up to twice its share while
-        it keeps half the period for the rest (the last stone is never stretched). Always
-        lag_buffer and MOVE_OVERHEAD short of what the clock holds, counting the first
-        overtime period when main time runs out during the move."""
-        tc = self.time
-        if tc.unlimited:
+        """Return this move's wall-clock allowance as a MoveTime (engine.time_policy's
+        move_allowance for color's clock), or None without a time limit."""
+        if self.time.unlimited:
             return None
-        lag = self.config.lag_buffer + MOVE_OVERHEAD
-        previous = self._last_winrate.get(color)
-        left, stones = self._clock_state(color)
-        if stones > 0 and tc.byo_periods > 0:
-            # Japanese byo-yomi: kgsGtp sends the periods left as the stones; each move may
-            # use the whole current period.
-            normal = max(MIN_MOVE_SECONDS, left - lag)
-            return MoveTime(normal, normal, previous)
-        if stones > 0:
-            normal = max(MIN_MOVE_SECONDS, left / stones - lag)
-            if stones == 1:
-                return MoveTime(normal, normal, previous)
-            # The stones after this one each keep their lag and the shortest search.
-            rest = (stones - 1) * (lag + MIN_MOVE_SECONDS)
-            longest = min(2 * normal, (left - lag) / 2, left - lag - rest)
-            return MoveTime(normal, max(normal, longest), previous)
-        # Empty points rather than legal moves: the budget is needed before the jitted rules
-        # are sure to be compiled (see _wait_for_warmup).
-        moves_left = max(20, int(game.board.info[bd.NEMPTY]) // 3)
-        per_byo = 0.0
-        if tc.byo_time > 0:
-            per_byo = tc.byo_time if tc.byo_periods > 0 else tc.byo_time / max(tc.byo_stones, 1)
-            share = left / moves_left
-        else:   # absolute time: every move still to come will lose its lag too
-            share = max(0.0, left - moves_left * lag) / moves_left
-        ceiling = left + per_byo - lag
-        if ceiling <= 0:
-            return MoveTime(MIN_MOVE_SECONDS, MIN_MOVE_SECONDS, previous)
-        normal = max(MIN_MOVE_SECONDS, min(share + max(0.0, per_byo - lag), ceiling))
-        longest = max(normal, min(EXTEND_SHARES * share + max(0.0, per_byo - lag), ceiling))
-        return MoveTime(normal, longest, previous)
-
-    def _clock_state(self, color):
-        """Return (seconds, stones) on color's clock: as time_left last said or as charge
-        kept it since, else the time settings' start (stones 0 in main time; in Japanese
-        byo-yomi the periods left, as kgsGtp sends them)."""
-        tc, clock = self.time, self.clocks[color]
-        if clock.known:
-            return clock.seconds, clock.stones
-        if tc.main > 0:
-            return tc.main, 0
-        return tc.byo_time, max(tc.byo_periods if tc.byo_periods > 0 else tc.byo_stones, 1)
+        left, stones = clock_state(self.time, self.clocks[color])
+        return move_allowance(self.time, left, stones, self.config.lag_buffer,
+                              int(game.board.info[bd.NEMPTY]), self._last_winrate.get(color))
 
     def charge(self, color, seconds):
         """Take a move's `seconds` off color's clock as the engine keeps it, for controllers
-        that send no time_left (the next time_left corrects it): main time first, then the
-        overtime the settings give (a Japanese period used up by a move that overran it, a
-        canadian period's stones counted down and the period renewed when they are played)."""
-        tc = self.time
-        if tc.unlimited:
-            return
-        left, stones = self._clock_state(color)
-        periods = tc.byo_periods > 0
-        if stones == 0:
-            left -= seconds
-            if left >= 0 or tc.byo_time <= 0:
-                self.clocks[color] = Clock(max(0.0, left), 0, True)
-                return
-            # Main time ran out during the move: the rest of it came out of overtime.
-            seconds, left = -left, tc.byo_time
-            stones = tc.byo_periods if periods else tc.byo_stones
-        if periods:
-            while seconds > tc.byo_time and stones > 0:
-                seconds -= tc.byo_time
-                stones -= 1
-            self.clocks[color] = Clock(tc.byo_time if stones else 0.0, stones, True)
-            return
-        left, stones = left - seconds, stones - 1
-        if stones <= 0 and left >= 0:
-            left, stones = tc.byo_time, tc.byo_stones
-        self.clocks[color] = Clock(max(0.0, left), max(stones, 1) if left > 0 else 0, True)
+        that send no time_left (the next time_left corrects it; see
+        engine.time_policy.charged)."""
+        if not self.time.unlimited:
+            self.clocks[color] = charged(self.time, self.clocks[color], seconds)
 
     def _wait_for_warmup(self, seconds, stop_event=None):
         """Return True once the background warm-up is finished (at once without one), False

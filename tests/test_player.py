@@ -10,10 +10,11 @@ from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import playout as po
 from engine.game import Game
-from engine.player import (MIN_OWNERSHIP_RUNS, MOVE_OVERHEAD, OWNERSHIP_SECONDS_PER_RUN_POINT,
-                           Clock, Player, PlayerConfig, TimeControl, robust_choice,
-                           seki_points)
-from engine.search import MoveStats, SearchConfig, SearchResult
+from engine.player import (MIN_OWNERSHIP_RUNS, OWNERSHIP_SECONDS_PER_RUN_POINT, Player,
+                           PlayerConfig, robust_choice, seki_points)
+from engine.search import MoveStats, SearchResult
+from engine.search_config import SearchConfig
+from engine.time_policy import MOVE_OVERHEAD, Clock, TimeControl
 
 
 # Black owns 36 points on the left, White 45 on the right.

@@ -12,8 +12,10 @@ from engine.ladder import new_ladder_scratch
 from engine.game import Game
 from engine.patterns import pattern_table
 from engine.shapes import empty_model
-from engine.search import (C_EDGES, C_NODES, EXPANDED, UNEXPANDED, MoveTime, Search, SearchConfig,
-                           find_child, time_verdict, unclear)
+from engine.search import Search
+from engine.search_config import SearchConfig
+from engine.time_policy import MoveTime, time_verdict, unclear
+from engine.tree import C_EDGES, C_NODES, EXPANDED, UNEXPANDED, find_child
 from asciiboard import game_from_diagram
 
 
@@ -361,7 +363,7 @@ def test_network_failure_falls_back_to_uniform_expansion():
 
 
 def test_amaf_credits_moves_the_mover_played_first_later():
-    from engine.search import backup_amaf, new_tree, expand, reset_tree
+    from engine.tree import backup_amaf, expand, new_tree, reset_tree
     game = Game(5)
     tree = new_tree(100, 1000)
     root = reset_tree(tree)
@@ -398,7 +400,7 @@ def test_amaf_credits_moves_the_mover_played_first_later():
 def expanded_root(game, eqex=10):
     """Return (tree, root): a fresh root for the side to move, expanded without a network
     and with heuristic priors worth eqex playouts."""
-    from engine.search import expand, new_tree, reset_tree
+    from engine.tree import expand, new_tree, reset_tree
     tree = new_tree(10, 1000)
     root = reset_tree(tree)
     board = game.board
@@ -447,7 +449,7 @@ def test_heuristic_prior_favours_capture_and_escape_and_punishes_self_atari():
 
 
 def test_selection_at_a_fresh_node_follows_the_heuristic_prior():
-    from engine.search import select_edge
+    from engine.tree import select_edge
     game = game_from_diagram("""
         . . . . . . . . .
         . . . . . . . . .
@@ -502,7 +504,7 @@ def test_search_teaches_the_playout_replies_and_a_new_game_forgets_them():
 
 
 def test_value_backup_alternates_the_mover_up_the_path():
-    from engine.search import VALUE_SCALE, backup_value, new_tree
+    from engine.tree import VALUE_SCALE, backup_value, new_tree
     tree = new_tree(10, 10)
     path = np.array([0, 1, 2], np.int32)
     backup_value(tree, path, 3, 0.6, 0)  # the leaf's side to move expects to win 80%
@@ -514,7 +516,7 @@ def test_value_backup_alternates_the_mover_up_the_path():
 
 
 def test_value_eqex_gives_the_last_edge_the_value_as_experience_that_fades():
-    from engine.search import backup_value, edge_winrate, new_tree
+    from engine.tree import backup_value, edge_winrate, new_tree
     tree = new_tree(10, 10)
     path = np.array([0, 1, 2], np.int32)
     backup_value(tree, path, 3, 0.6, 10)  # 20% for the last edge's mover
@@ -532,7 +534,7 @@ def test_value_eqex_gives_the_last_edge_the_value_as_experience_that_fades():
 def puct_root(priors, wins_visits=()):
     """Return (tree, root, params): a root with one edge per prior (moves 0, 1, ...), edge i
     given (half wins, visits) from wins_visits, and PUCT parameters without noise."""
-    from engine.search import new_tree, reset_tree
+    from engine.tree import new_tree, reset_tree
     tree = new_tree(10, 10)
     root = reset_tree(tree)
     tree.node_first[root], tree.node_count[root], tree.node_state[root] = 0, len(priors), \
@@ -548,7 +550,7 @@ def puct_root(priors, wins_visits=()):
 
 
 def test_puct_follows_the_prior_until_the_results_disagree():
-    from engine.search import select_edge
+    from engine.tree import select_edge
     tree, root, params = puct_root([0.2, 0.7, 0.1])
     assert select_edge(tree, root, params, po.new_rng(1), bd.BLACK) == 1
     # A favourite that loses every playout gives way; the next by prior is tried.
@@ -560,7 +562,7 @@ def test_puct_follows_the_prior_until_the_results_disagree():
 
 
 def test_value_weight_mixes_the_network_into_the_win_rate():
-    from engine.search import VALUE_SCALE, edge_winrate
+    from engine.tree import VALUE_SCALE, edge_winrate
     tree, _, _ = puct_root([1.0], [(20, 20)])           # playouts: 50%
     tree.edge_value_visits[0], tree.edge_value_wins[0] = 4, 4 * VALUE_SCALE   # the net: 100%
     assert edge_winrate(tree, 0, 20, -1.0, 0.0, 0.0, 0.0, 1.0) == pytest.approx(0.5)
@@ -569,7 +571,7 @@ def test_value_weight_mixes_the_network_into_the_win_rate():
 
 
 def test_value_until_turns_the_value_off_for_the_endgame():
-    from engine.search import P_VALUE_WEIGHT
+    from engine.tree import P_VALUE_WEIGHT
     config = SearchConfig(value_weight=0.4, value_until=200)
     assert config.value_weight_at(0) == config.value_weight_at(199) == 0.4
     assert config.value_weight_at(200) == config.value_weight_at(300) == 0.0
@@ -581,7 +583,7 @@ def test_value_until_turns_the_value_off_for_the_endgame():
 
 
 def test_value_until_turns_the_value_eqex_off_too():
-    from engine.search import P_VALUE_EQEX
+    from engine.tree import P_VALUE_EQEX
     config = SearchConfig(value_eqex=8, value_until=200)
     assert config.as_array(7.5, net=True, moves_played=199)[P_VALUE_EQEX] == 8
     assert config.as_array(7.5, net=True, moves_played=200)[P_VALUE_EQEX] == 0
@@ -589,7 +591,7 @@ def test_value_until_turns_the_value_eqex_off_too():
 
 
 def test_decided_once_no_other_move_can_catch_up():
-    from engine.search import C_PLAYOUTS_DONE, P_EARLY_STOP, decided
+    from engine.tree import C_PLAYOUTS_DONE, P_EARLY_STOP, decided
     tree, root, params = puct_root([0.5, 0.5], [(0, 700), (0, 100)])
     tree.counters[C_PLAYOUTS_DONE] = 800
     assert decided(tree, root, params, 1000)            # 600 ahead, 200 to come
@@ -701,7 +703,7 @@ def test_a_fresh_tree_carries_no_score_from_the_last_one():
 
 
 def test_backup_adds_the_final_score_for_each_mover():
-    from engine.search import backup, new_tree, reset_tree
+    from engine.tree import backup, new_tree, reset_tree
     tree = new_tree(10, 10)
     reset_tree(tree)
     path_nodes = np.array([0, -1, -1, -1], np.int32)
@@ -713,7 +715,7 @@ def test_backup_adds_the_final_score_for_each_mover():
 
 
 def test_score_weight_mixes_the_score_utility_into_the_win_rate():
-    from engine.search import edge_winrate
+    from engine.tree import edge_winrate
     tree, _, _ = puct_root([1.0], [(20, 10)])           # playouts: 100% won
     tree.edge_score_sum[0] = 2 * 10 * 4                 # by 4 points on average
     assert edge_winrate(tree, 0, 10, -1.0, 0.0, 0.0, 4.0, 2.0) == pytest.approx(1.0)
@@ -759,7 +761,7 @@ def test_score_weight_takes_the_bigger_move_when_every_move_wins(seed):
 
 
 def test_uct_and_rave_settings_apply_to_the_search_they_name():
-    from engine.search import P_RAVE_BIAS, P_UCT_C
+    from engine.tree import P_RAVE_BIAS, P_UCT_C
     config = SearchConfig(uct_c=0.1, rave_bias=0.001, net_uct_c=0.7, net_rave_bias=-1.0)
     without, with_net = config.as_array(7.5), config.as_array(7.5, net=True)
     assert (without[P_UCT_C], without[P_RAVE_BIAS]) == (0.1, 0.001)

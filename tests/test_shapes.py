@@ -14,7 +14,8 @@ from engine import board as bd
 from engine import shapes as sh
 from engine.game import Game
 from engine.ladder import new_ladder_scratch
-from engine.search import P_EXPAND_VISITS, SearchConfig, candidate_moves
+from engine.search_config import SearchConfig
+from engine.tree import P_EXPAND_VISITS, candidate_moves
 from engine.player import Player, PlayerConfig
 from nets import train_shapes as ts
 from test_data_train import sgf_text

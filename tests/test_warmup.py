@@ -20,7 +20,8 @@ from engine import player as pl
 from engine import warmup as wu
 from engine.gtp import GtpEngine
 from engine.player import Player, PlayerConfig, quick_move
-from engine.search import SearchConfig
+from engine.search_config import SearchConfig
+from engine.time_policy import TimeControl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -88,7 +89,7 @@ def test_a_timed_genmove_during_the_warm_up_plays_the_networks_best_move():
         assert warmup.wait(stage="net")
         game = empty()
         game.play(bd.BLACK, game.parse_vertex("E5"))
-        p.time = pl.TimeControl(0, 1, 1, 0, False)
+        p.time = TimeControl(0, 1, 1, 0, False)
         move = p.genmove(game, bd.WHITE)
         assert not warmup.finished() and p.last_result is None
         assert move == p.network_move(game, bd.WHITE, resign=False)

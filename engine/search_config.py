@@ -1,0 +1,158 @@
+"""The search's parameters: SearchConfig, one object that travels from the command line to
+the workers, and its as_array, the float64 array the numba kernels read (slots
+engine.tree.P_*)."""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine import playout as po
+from engine.tree import (DARKFOREST, P_EARLY_STOP, P_EXPAND_VISITS, P_FPU, P_FPU_REDUCTION,
+                         P_KOMI, P_NET, P_NOISE, P_PRIOR_EQEX, P_PRIOR_WEIGHT, P_PUCT_C,
+                         P_RAVE_BIAS, P_RAVE_DISTANCE, P_SCORE_CENTER, P_SCORE_SCALE,
+                         P_SCORE_WEIGHT, P_SHAPE_EQEX, P_TOP_CUMULATIVE, P_TOP_K,
+                         P_TREE_POLICY, P_UCT_C, P_VALUE_EQEX, P_VALUE_WEIGHT,
+                         P_VIRTUAL_LOSS, PARAM_SLOTS, TREE_POLICIES)
+
+
+@dataclass
+class SearchConfig:
+    """Search parameters; one object travels from the command line to the workers.
+
+    With the network, tree_policy picks darkforest's selection or PUCT; each has its own
+    breadth (top_k / root_top_k / top_cumulative against the puct_ ones)."""
+    tree_policy: str = "puct"      # 9 of 10 games against darkforest's at 1,000 playouts
+    # UCB1's exploration constant and RAVE's blend (Silver's 4 b^2; negative turns RAVE
+    # off), without the network and with it (net_: there they matter only to darkforest's
+    # tree policy, and RAVE to PUCT's win rates too). Without the network Pachi's values (no
+    # exploration term, RAVE worth 4,000 playouts) won 8 of 8 games on 19x19 against 0.3 and
+    # 0.02 and 9 of 11 on 9x9 (benchmarks/RESULTS.md, RAVE).
+    uct_c: float = 0.0
+    rave_bias: float = 0.00025
+    net_uct_c: float = 0.3
+    net_rave_bias: float = 0.02
+    # An AMAF result counts 1 + rave_distance * (moves from the move on) // (moves from the
+    # node on, plus one) times: up to rave_distance times for a move played soon after the
+    # node, as Pachi's distance_rave (3 there); 0 and 1 count every move once.
+    rave_distance: int = 0
+    first_play_urgency: float = 1.1
+    noise: float = 0.02
+    # Without the net: playouts a leaf takes before it grows children, or "auto": by
+    # board size (expand_visits_for).
+    expand_visits: int | str = "auto"
+    virtual_loss: int = 3
+    prior_weight: float = 0.0
+    net_prior_weight: float = 1.0
+    prior_eqex: int = 10           # playouts' worth of each heuristic prior without the net
+    net_prior_eqex: int = 0        # the same with the net
+    tactics_prior: float = 0.0     # with the net: prior added to engine.tactics' moves
+    # With the net: factor on the prior of an escape from the last move's atari that runs into
+    # a working ladder (engine.ladder.futile_escapes); 1 leaves the network's prior as it is.
+    ladder_escape_factor: float = 1.0
+    # Without the net: winning playouts of sqrt(p) * shape_eqex for a move the shape model
+    # (engine.shapes, loaded from the file `shapes`; "" for none) gives probability p, as
+    # Pachi weighs its pattern model's probabilities. 200 won 10 of 10 games against 0 on
+    # 19x19 at 2,000 playouts (benchmarks/RESULTS.md, shape model).
+    shape_eqex: int = 200
+    shapes: str = ""
+    net_expand_visits: int = 4
+    top_k: int = 10
+    top_cumulative: float = 0.95
+    root_top_k: int = 25
+    puct_c: float = 1.5
+    fpu_reduction: float = 0.1     # PUCT: an unvisited move's value is its parent's less this
+    puct_top_k: int = 40
+    puct_root_top_k: int = 100
+    puct_top_cumulative: float = 0.999
+    value_weight: float = 0.0      # share of the network's value in a move's win rate
+    value_until: int = 0           # mix the value only before this many moves (0: always)
+    # With the net: playouts' worth of experience at the value head's win rate given to the
+    # move into each evaluated leaf; it fades as the move's own playouts come in, as a prior
+    # does, instead of staying in every ancestor's win rate as value_weight's mix does.
+    value_eqex: int = 0
+    score_weight: float = 0.0      # share of the score utility in a move's win rate
+    score_scale: float = 0.5       # points per line of board width for a utility of tanh(1)
+    early_stop: bool = True        # stop once no other root move can catch the most visited
+    # Evaluate each leaf on its search thread instead of the server's: slower, but with one
+    # thread the tree no longer depends on when the server answers (same seed, same moves).
+    deterministic: bool = False
+    threads: int = 1
+    max_nodes: int = 400_000
+    max_edges: int = 8_000_000
+    seed: int = 0
+    policy: po.PolicyConfig = field(default_factory=po.PolicyConfig)
+
+    def breadth(self):
+        """Return (top_k, root_top_k, top_cumulative): how many of the net's moves a node
+        keeps under this tree policy."""
+        if self.tree_policy == "puct":
+            return self.puct_top_k, self.puct_root_top_k, self.puct_top_cumulative
+        return self.top_k, self.root_top_k, self.top_cumulative
+
+    def expand_visits_for(self, size):
+        """Return the visits a leaf takes before it grows children without the network on a
+        size x size board. Growing a node rates every candidate move with the priors and the
+        shape model, a cost in proportion to the board's points, so "auto" expands every
+        points / 45 visits, within 3 to 8: 3 on 9x9 and 8 on 19x19 (Pachi's expand_p), each
+        even at equal playouts with the 2 of before and 1.3x and 1.5x its playouts per CPU
+        second; 8 on 9x9 lost (benchmarks/RESULTS.md, expansion)."""
+        if self.expand_visits != "auto":
+            return self.expand_visits
+        return min(8, max(3, round(size * size / 45)))
+
+    def value_weight_at(self, moves_played):
+        """Return the network value's share in the win rates after moves_played moves: the
+        value head judges the middle game better mixed with the playouts than the playouts
+        alone, the endgame worse (benchmarks/RESULTS.md, value head), hence value_until."""
+        return self.value_weight if self.before_value_until(moves_played) else 0.0
+
+    def value_eqex_at(self, moves_played, net):
+        """Return the playouts' worth of experience each evaluated leaf's value gives the move
+        into it after moves_played moves (0 without the network or from value_until on)."""
+        return self.value_eqex if net and self.before_value_until(moves_played) else 0
+
+    def before_value_until(self, moves_played):
+        """Return whether value_until lets the network's value enter the search after
+        moves_played moves."""
+        return not self.value_until or moves_played < self.value_until
+
+    def uses_value(self, moves_played):
+        """Return whether a network search after moves_played moves reads the network's
+        values, in its win rates (value_weight) or as experience (value_eqex); when not, the
+        network server skips the value head."""
+        return self.value_weight_at(moves_played) > 0 or (
+            self.value_eqex > 0 and self.before_value_until(moves_played))
+
+    def as_array(self, komi, net=False, size=19, score_center=0.0, moves_played=0):
+        """Return the float64 parameter array the numba workers read. With net, leaves are
+        expanded by the network server (top moves by prior) and tree_policy applies; without,
+        selection is darkforest's UCB1 with RAVE and heuristic priors. score_center is
+        Black's expected score, the zero of the score utility; moves_played, the game's moves
+        so far, sets the value's weight (value_weight_at)."""
+        if self.tree_policy not in TREE_POLICIES:
+            raise ValueError(f"unknown tree policy {self.tree_policy!r}")
+        top_k, _, cumulative = self.breadth()
+        params = np.zeros(PARAM_SLOTS, np.float64)
+        params[P_UCT_C] = self.net_uct_c if net else self.uct_c
+        params[P_FPU] = self.first_play_urgency
+        params[P_NOISE] = self.noise
+        params[P_EXPAND_VISITS] = self.net_expand_visits if net else self.expand_visits_for(size)
+        params[P_VIRTUAL_LOSS] = self.virtual_loss
+        params[P_KOMI] = komi
+        params[P_PRIOR_WEIGHT] = self.net_prior_weight if net else self.prior_weight
+        params[P_NET] = 1.0 if net else 0.0
+        params[P_TOP_K] = top_k if net else 1 << 30
+        params[P_TOP_CUMULATIVE] = cumulative if net else 2.0
+        params[P_RAVE_BIAS] = self.net_rave_bias if net else self.rave_bias
+        params[P_RAVE_DISTANCE] = self.rave_distance
+        params[P_PRIOR_EQEX] = self.net_prior_eqex if net else self.prior_eqex
+        params[P_TREE_POLICY] = TREE_POLICIES[self.tree_policy] if net else DARKFOREST
+        params[P_PUCT_C] = self.puct_c
+        params[P_FPU_REDUCTION] = self.fpu_reduction
+        params[P_VALUE_WEIGHT] = self.value_weight_at(moves_played) if net else 0.0
+        params[P_VALUE_EQEX] = self.value_eqex_at(moves_played, net)
+        params[P_EARLY_STOP] = 1.0 if self.early_stop else 0.0
+        params[P_SCORE_WEIGHT] = self.score_weight
+        params[P_SCORE_CENTER] = score_center
+        params[P_SCORE_SCALE] = self.score_scale * size
+        params[P_SHAPE_EQEX] = self.shape_eqex if self.shapes and not net else 0
+        return params
