@@ -223,5 +223,5 @@ def search_cached(tactics=False):
     folder = os.environ.get("NUMBA_CACHE_DIR")
     if not folder:
         return False
-    names = ["search.search_step"] + (["tactics.tactical_moves"] if tactics else [])
+    names = ["tree.search_step"] + (["tactics.tactical_moves"] if tactics else [])
     return all(any(pathlib.Path(folder).glob(f"*/{name}-*.nbi")) for name in names)

@@ -181,7 +181,7 @@ def test_on_a_cold_cache_the_search_stage_waits_for_the_compiler_process(tmp_pat
 
 
 def test_on_a_warm_cache_no_compiler_process_runs(tmp_path, monkeypatch):
-    index = tmp_path / "cache" / "engine_0123" / "search.search_step-613.py311.nbi"
+    index = tmp_path / "cache" / "engine_0123" / "tree.search_step-548.py311.nbi"
     index.parent.mkdir(parents=True)
     index.touch()
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
@@ -286,6 +286,7 @@ def test_warm_up_flag_fills_the_cache_and_exits_0():
                           capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr
     assert "warm-up done" in done.stderr
+    assert wu.search_cached()     # the folder this process and the child share
 
 
 # Run in a fresh interpreter: once the warm-up is through a stage, the 19x19 commands of that
