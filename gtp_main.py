@@ -18,7 +18,6 @@ from dataclasses import replace
 from engine import board as bd
 from engine.gtp import VERSION, GtpEngine, run_gtp
 from engine.player import FAVOURITE_MIN_SHARE, Player, PlayerConfig
-from engine.playout import PolicyConfig
 from engine.search_config import SearchConfig
 from engine.tree import MAX_PRIOR_EQEX
 from engine.shapes import DEFAULT_SHAPES, cached_model
@@ -95,14 +94,6 @@ def non_negative(text):
     return value
 
 
-def positive_float(text):
-    """argparse type: a finite float > 0."""
-    value = float(text)
-    if not 0.0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
-    return value
-
-
 def version_text(text):
     """argparse type: a one-line, non-empty answer for GTP 'version'."""
     if not text.strip() or any(ord(c) < 32 or c == "\x7f" for c in text):
@@ -161,22 +152,6 @@ def build_parser():
                         "than this above it; a "
                         "negative margin plays that favourite in near-ties, unless its win "
                         "rate is that much below; default %(default)s")
-    p.add_argument("--choice-prior-power", type=fraction,
-                   default=PlayerConfig.choice_prior_power,
-                   help="the final choice ranks the root's moves by visits x prior ** P "
-                        "instead of visits alone, so that in near-ties of visits the network's "
-                        "likelier move is played; default %(default)s (the most visited)")
-    p.add_argument("--choice-prior-from", type=non_negative_int,
-                   default=PlayerConfig.choice_prior_from,
-                   help="--choice-prior-power applies only once the game has this many "
-                        "moves; default %(default)s (from the first)")
-    p.add_argument("--choice-min-prior", type=fraction,
-                   default=PlayerConfig.choice_min_prior,
-                   help="the final choice passes over the moves whose prior (the network's, "
-                        "or the shape model's without it) is below this while a move above it "
-                        "has at least "
-                        f"{FAVOURITE_MIN_SHARE * 100:g}%% of the most visited move's visits; "
-                        "default %(default)s (any move)")
     p.add_argument("--lag-buffer", type=non_negative, default=1.0,
                    help="seconds kept back from every timed move for network lag; default 1.0")
     p.add_argument("--ownership-runs", type=positive_int, default=1000,
@@ -197,11 +172,6 @@ def build_parser():
     p.add_argument("--net-rave-bias", type=float, default=SearchConfig.net_rave_bias,
                    help="with the network: the RAVE blend (either tree policy); default "
                         f"{SearchConfig.net_rave_bias}")
-    p.add_argument("--rave-distance", type=non_negative_int, default=SearchConfig.rave_distance,
-                   help="RAVE: a playout's result counts up to N times for the moves "
-                        "played soon after a node, falling to once for the last (Pachi's "
-                        f"distance_rave, 3 there); 0 and 1 count every move once; default "
-                        f"{SearchConfig.rave_distance}")
     p.add_argument("--tree-policy", choices=("darkforest", "puct"),
                    default=SearchConfig.tree_policy,
                    help="with the network: 'darkforest' runs UCB1 over the net's top moves "
@@ -218,27 +188,11 @@ def build_parser():
                         "only, 1: the net only); needs weights with a value head; default "
                         f"{DEFAULT_VALUE_WEIGHT} with weights that have one (the default "
                         "weights do), 0 with weights that have none")
-    p.add_argument("--value-eqex", type=non_negative_int, default=SearchConfig.value_eqex,
-                   help="playouts' worth of experience at the value head's win rate given to "
-                        "the move into each leaf the network evaluates, fading as the move's "
-                        "own playouts come in (independent of --value-weight); needs weights "
-                        f"with a value head; default {SearchConfig.value_eqex}")
     p.add_argument("--value-until", type=non_negative_int, default=DEFAULT_VALUE_UNTIL,
-                   help="use the value (--value-weight, --value-eqex) only before this many "
+                   help="use the value (--value-weight) only before this many "
                         "moves of the game (the head "
                         "judges the endgame worse than the playouts); 0: at every move; "
                         f"default {DEFAULT_VALUE_UNTIL}")
-    p.add_argument("--score-weight", type=fraction, default=SearchConfig.score_weight,
-                   help="share of the score utility in a move's win rate: the playouts' final "
-                        "scores, 0.5 at the root's expected score and tanh-shaped around it "
-                        "(KataGo's score utility), so that a decided game still prefers the "
-                        "moves that keep points; 0 plays for the win alone; default "
-                        f"{SearchConfig.score_weight}")
-    p.add_argument("--score-scale", type=positive_float, default=SearchConfig.score_scale,
-                   help="the score utility's scale in points per line of board width: a "
-                        "move whose mean score is scale x size above the expected score gets "
-                        "0.5 + 0.5 tanh(1); default "
-                        f"{SearchConfig.score_scale} (9.5 points on 19x19)")
     p.add_argument("--deterministic", action="store_true",
                    help="with the network, evaluate each new leaf on its search thread instead "
                         "of the batching server's: slower, but with --threads 1 and --seed the "
@@ -246,23 +200,6 @@ def build_parser():
     p.add_argument("--no-early-stop", dest="early_stop", action="store_false",
                    help="always run the full --rollouts; by default a move's search stops once "
                         "half of them ran and no other move can catch the most visited one")
-    p.add_argument("--net-prior-eqex", type=prior_playouts, default=SearchConfig.net_prior_eqex,
-                   help="with the network: playouts' worth of each heuristic prior (as "
-                        "--prior-eqex) added to the net's moves, so that captures, escapes "
-                        "and self-ataris weigh in; default "
-                        f"{SearchConfig.net_prior_eqex}")
-    p.add_argument("--tactics-prior", type=non_negative, default=SearchConfig.tactics_prior,
-                   help="with the network: prior added (as a share of the net's) to each move "
-                        "that a capture and liberty-race reader finds settling a fight at the "
-                        "last move (a kill the opponent could prevent, a rescue of a chain the "
-                        f"opponent could take); default {SearchConfig.tactics_prior}")
-    p.add_argument("--ladder-escape-factor", type=fraction,
-                   default=SearchConfig.ladder_escape_factor,
-                   help="with the network: factor on the share of the net's priors held by "
-                        "an escape from the last move's atari that runs into a working ladder "
-                        "(read by the ladder reader), the mass taken spread over the other "
-                        "moves; 1 leaves the priors as they are; default "
-                        f"{SearchConfig.ladder_escape_factor}")
     p.add_argument("--expand-visits", type=auto_or_count, default=SearchConfig.expand_visits,
                    metavar="auto|N",
                    help="without the network: visits a tree leaf gets (each a playout) before "
@@ -289,24 +226,6 @@ def build_parser():
                    help="without the network: a move the shape model gives probability p "
                         "gets sqrt(p) times this many won playouts of prior; 0 turns the "
                         f"model off; default {SearchConfig.shape_eqex}")
-    p.add_argument("--lgrf", type=fraction, default=PolicyConfig.reply,
-                   help="playouts: probability of playing the last good reply (with "
-                        "forgetting) to the last two moves or the last move, learnt from "
-                        f"earlier playouts; 0 turns it off; default {PolicyConfig.reply}")
-    p.add_argument("--ladder-chase", type=fraction, default=PolicyConfig.ladder,
-                   help="playouts: probability of carrying on a ladder, ahead of the other "
-                        "rules but captures and escapes: capture a chain our previous move "
-                        "put in atari and the opponent left there, else, where the last move "
-                        "extended that chain to two liberties, atari it where the ladder "
-                        "reader says that catches it; 0 turns it off; default "
-                        f"{PolicyConfig.ladder}")
-    p.add_argument("--seki-reject", type=fraction, default=PolicyConfig.seki_reject,
-                   help="playouts (and the dead-stone judging of final_score): probability "
-                        "of refusing a move that breaks a local seki (two chains of two "
-                        "liberties whose every liberty is a self-atari for both colours, as "
-                        "Pachi reads one), on top of the 0.95 any self-atari of two stones "
-                        "or more is refused with; default "
-                        f"{PolicyConfig.seki_reject}")
     p.add_argument("--max-nodes", type=positive_int, default=400_000,
                    help="size of the search tree's node pool; a full pool stops growth; "
                         "default 400000")
@@ -468,13 +387,13 @@ def check_network_flags(args):
         if args.symmetries is not None:
             raise ValueError("--symmetries sets how the network is evaluated; drop --net none")
         if uses_value(args):
-            raise ValueError("--value-weight and --value-eqex need the network's value head; "
+            raise ValueError("--value-weight needs the network's value head; "
                              "drop --net none")
 
 
 def uses_value(args):
     """Whether the flags ask the search for the network's value explicitly."""
-    return (args.value_weight or 0) > 0 or args.value_eqex > 0
+    return (args.value_weight or 0) > 0
 
 
 def value_weight(args, evaluator):
@@ -530,7 +449,7 @@ def load_evaluator(args):
     except (WeightsError, OSError, RuntimeError) as exc:
         raise ValueError(f"cannot use weights {path}: {exc}") from None
     if uses_value(args) and not args.policy_only and not policy.has_value:
-        raise ValueError(f"--value-weight and --value-eqex need weights with a value head; "
+        raise ValueError(f"--value-weight needs weights with a value head; "
                          f"{path} has none (weights/cpu_value.pt has one)")
     return policy
 
@@ -559,28 +478,19 @@ def player_config(args, evaluator=None):
     search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
                           max_edges=args.max_nodes * 20, uct_c=args.uct_c,
                           net_uct_c=args.net_uct_c, net_rave_bias=args.net_rave_bias,
-                          rave_bias=args.rave_bias, rave_distance=args.rave_distance,
+                          rave_bias=args.rave_bias,
                           prior_eqex=args.prior_eqex,
                           shapes=shapes_path(args), shape_eqex=args.shape_eqex,
                           tree_policy=args.tree_policy, puct_c=args.puct_c,
                           fpu_reduction=args.fpu_reduction,
                           value_weight=value_weight(args, evaluator),
-                          value_until=args.value_until, value_eqex=args.value_eqex,
-                          score_weight=args.score_weight, score_scale=args.score_scale,
-                          net_prior_eqex=args.net_prior_eqex,
-                          tactics_prior=args.tactics_prior,
-                          ladder_escape_factor=args.ladder_escape_factor,
+                          value_until=args.value_until,
                           expand_visits=args.expand_visits,
                           net_expand_visits=args.net_expand_visits,
                           early_stop=args.early_stop,
-                          deterministic=args.deterministic,
-                          policy=PolicyConfig(reply=args.lgrf, seki_reject=args.seki_reject,
-                                              ladder=args.ladder_chase))
+                          deterministic=args.deterministic)
     return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
                         favourite_margin=args.favourite_margin,
-                        choice_prior_power=args.choice_prior_power,
-                        choice_prior_from=args.choice_prior_from,
-                        choice_min_prior=args.choice_min_prior,
                         ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
                         policy_only=args.policy_only, search=search)
 
@@ -619,10 +529,6 @@ def compiler_command(args):
     network on the CPU (compiled code does not depend on the device)."""
     command = [sys.executable, os.path.abspath(__file__), "--warm-up", "--threads", "1",
                "--device", "cpu", "--log-level", "warning"]
-    if args.tactics_prior > 0:
-        command += ["--tactics-prior", repr(args.tactics_prior)]
-    if args.ladder_escape_factor != 1:
-        command += ["--ladder-escape-factor", repr(args.ladder_escape_factor)]
     shapes = shapes_path(args)
     command += ["--shapes", os.path.abspath(shapes) if shapes else "none"]
     if args.net == "none":

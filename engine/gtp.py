@@ -520,9 +520,8 @@ class GtpEngine:
         if result is None or result.best is None:
             return
         # The priors show what the network thought of the move the final choice took and of
-        # the most visited one it may have passed over (--choice-min-prior,
-        # --choice-prior-power, --favourite-margin); four places, as those priors go far below
-        # a thousandth.
+        # the most visited one it may have passed over (robust_choice); four places, as
+        # those priors go far below a thousandth.
         top = ", ".join(f"{self.game.vertex(m.point)} {m.visits} {m.winrate:.3f} "
                         f"p{m.prior:.4f}" for m in result.children[:5])
         pv = " ".join(self.game.vertex(p) for p in result.best.pv) or "-"

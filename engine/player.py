@@ -29,9 +29,6 @@ THREAT_DISTANCE = 2           # an opponent's move this close to our stones is a
 # visits, the net's favourite replaces the most visited when its win rate is more than
 # PlayerConfig's favourite_margin above.
 FAVOURITE_MIN_SHARE = 0.3
-# With a prior power, priors below this count as this (a move the network rules out keeps a
-# chance when the search clearly prefers it).
-CHOICE_PRIOR_FLOOR = 1e-4
 # While the background warm-up still compiles the search, a genmove waits for it within its time
 # less this reserve, kept for a move without search (Player.early_move takes < 0.1 s)...
 EARLY_MOVE_RESERVE = 0.5
@@ -51,27 +48,15 @@ SETTLE_CHECK_LIKELY = 0.4
 MIN_OWNERSHIP_RUNS = 200
 
 
-def robust_choice(result, margin, prior_power=0.0, min_prior=0.0):
+def robust_choice(result, margin):
     """Return the MoveStats to play: the most visited root move (robust to the noise of a
     lucky few playouts), unless the network's favourite among the moves searched enough
     (see FAVOURITE_MIN_SHARE) has a win rate more than margin above it; None when there are
     no candidates. A positive margin asks the favourite to be clearly better; a negative one
-    lets it win near-ties, where the playouts' preference is noise or bias. A positive
-    prior_power ranks the moves by visits x prior ** prior_power instead of visits alone: a
-    move the network finds ten times less likely needs 10 ** prior_power times the visits.
-    A positive min_prior passes over the moves the network gives less than that while a move
-    it gives more has been searched enough (FAVOURITE_MIN_SHARE of the most visited's
-    visits): such a move wins the visits far more often by a misjudgement of the playouts
-    than by a find the network missed (benchmarks/RESULTS.md, final choice)."""
+    lets it win near-ties, where the playouts' preference is noise or bias."""
     best = result.best
     if best is None:
         return None
-    candidates = result.children
-    if min_prior > 0:
-        candidates = [m for m in candidates if m.prior >= min_prior
-                      and m.visits >= FAVOURITE_MIN_SHARE * best.visits] or candidates
-    best = max(candidates,
-               key=lambda m: m.visits * max(m.prior, CHOICE_PRIOR_FLOOR) ** prior_power)
     favourite = max((m for m in result.children
                      if m.visits >= FAVOURITE_MIN_SHARE * best.visits), key=lambda m: m.prior)
     if favourite is not best and favourite.winrate > best.winrate + margin:
@@ -84,23 +69,14 @@ class PlayerConfig:
     """Move-choice parameters; built once from the command line."""
     rollouts: int = 5000
     resign_threshold: float = 0.1
-    # robust_choice's margin: 0.05, the net's favourite only when clearly better.
+    # robust_choice's margin: 0.05, the net's favourite only when clearly better (-0.05, the
+    # favourite in near-ties, won 4 of 10 games against it: benchmarks/RESULTS.md).
     favourite_margin: float = 0.05
-    # robust_choice's prior power: 0, the most visited move.
-    choice_prior_power: float = 0.0
-    # The prior power applies from this many moves of the game on (0: from the first).
-    choice_prior_from: int = 0
-    # robust_choice's min_prior: 0, any move.
-    choice_min_prior: float = 0.0
     min_resign_playouts: int = 500
     ownership_runs: int = 1000
     lag_buffer: float = 1.0
     policy_only: bool = False
     search: SearchConfig = field(default_factory=SearchConfig)
-
-    def choice_prior_power_at(self, moves_played):
-        """Return the final choice's prior power after moves_played moves of the game."""
-        return self.choice_prior_power if moves_played >= self.choice_prior_from else 0.0
 
 
 class Ownership:
@@ -281,9 +257,8 @@ class Player:
         self.config = config
         self.evaluator = evaluator
         self.search = Search(config.search, size, evaluator)
-        # Dead stones are judged by the default policy without the replies the search's
-        # playouts learn: the judgement of a position must not depend on what was searched.
-        self.judge_policy = replace(config.search.policy, reply=0.0).build()
+        # The default policy whose playouts judge dead stones and scores.
+        self.judge_policy = config.search.policy.build()
         self.time = TimeControl()
         self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
         self.last_result = None
@@ -470,9 +445,7 @@ class Player:
                                maximum=max(MIN_MOVE_SECONDS, move_time.maximum - spent))
         result = self.search.run(game, self.config.rollouts, searched, stop_event, progress)
         self.last_result = result
-        best = robust_choice(result, self.config.favourite_margin,
-                             self.config.choice_prior_power_at(len(game.moves)),
-                             self.config.choice_min_prior)
+        best = robust_choice(result, self.config.favourite_margin)
         if best is None:
             return bd.PASS
         self._last_winrate[color] = best.winrate

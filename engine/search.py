@@ -11,24 +11,18 @@ import numpy as np
 
 from engine import board as bd
 from engine import playout as po
-from engine.ladder import futile_escapes, new_ladder_scratch
+from engine.ladder import new_ladder_scratch
 from engine.shapes import cached_model, empty_model
-from engine.tactics import new_tactics_scratch, tactical_moves
 from engine.time_policy import DECIDED_MIN_PLAYOUTS, TIME_CHECK_INTERVAL, time_verdict
 from engine.tree import (C_EDGES, C_NODES, C_PLAYOUTS_CLAIMED, C_PLAYOUTS_DONE,
-                         DECIDED_CHECK_EVERY, EXPANDED, MAX_DEPTH, P_PRIOR_EQEX,
-                         P_SCORE_CENTER, P_SHAPE_EQEX, P_TOP_CUMULATIVE, P_TOP_K,
-                         P_VALUE_EQEX, P_VALUE_WEIGHT, STOP_DECIDED, VALUE_SCALE, backup_value,
-                         decided, expand, fill_edges, find_child, follow_score_center,
-                         new_tree, playout_scratch, release_claims, reset_tree,
-                         root_mean_score, search_step, search_worker)
+                         DECIDED_CHECK_EVERY, EXPANDED, MAX_DEPTH, P_PRIOR_EQEX, P_SHAPE_EQEX,
+                         P_TOP_CUMULATIVE, P_TOP_K, P_VALUE_WEIGHT, STOP_DECIDED, VALUE_SCALE,
+                         backup_value, decided, expand, fill_edges, find_child, new_tree,
+                         playout_scratch, release_claims, reset_tree, search_step,
+                         search_worker)
 from nets.server import EvalServer
 
 log = logging.getLogger("search")
-
-# Moves engine.tactics may hand one expansion.
-MAX_TACTICAL_MOVES = 16
-
 
 # Root children given a principal variation in a SearchResult, and its longest length.
 PV_CHILDREN = 10
@@ -87,21 +81,15 @@ class Search:
         self._root_setup = None
         self._root_color = None        # the colour the root was searched for
         self._root_komi = None         # the komi the tree's results were counted under
-        self._root_value_eqex = None   # and the value's experience per evaluation
         self._rngs = [po.new_rng(config.seed * 1000 + i + 1)
                       for i in range(max(1, config.threads))]
         self._params = None
-        self._score_center = 0.0    # Black's expected score where the last search left it
-        self._tactics = threading.local()   # the reader's scratch, one per evaluating thread
 
     def forget(self):
-        """Empty the tree and the playout policy's learnt replies for a new game on the same
-        board size, keeping the pools."""
+        """Empty the tree for a new game on the same board size, keeping the pools."""
         self.root = reset_tree(self.tree)
-        po.forget_replies(self.policy)
         self._root_moves = None
         self._root_setup = None
-        self._score_center = 0.0
 
     def close(self):
         """Stop the network server thread, if any."""
@@ -123,16 +111,12 @@ class Search:
     def _place_root(self, game):
         """Move the root to the game's position, reusing the subtree when the game went on
         from the previous root by the moves recorded in between, each by the colour the tree
-        expects there, under the same komi and value experience (from value_until on, the
-        value's experience must leave the win rates), and the side to move is the one the
-        reached node was searched for (not so for a genmove or analysis for the side not to
-        move: the edges there are the other side's moves)."""
+        expects there, under the same komi, and the side to move is the one the reached node
+        was searched for (not so for a genmove or analysis for the side not to move: the
+        edges there are the other side's moves)."""
         moves = list(game.moves)
-        value_eqex = self.config.value_eqex_at(int(game.board.info[bd.MOVE_NUMBER]),
-                                               self.server is not None)
         reuse_ok = (self._root_moves is not None and self._root_setup == game.setup
                     and self._root_komi == game.scoring_komi
-                    and self._root_value_eqex == value_eqex
                     and moves[:len(self._root_moves)] == self._root_moves
                     and self.tree.counters[C_NODES] < self.config.max_nodes // 2
                     and self.tree.counters[C_EDGES] < self.config.max_edges // 2)
@@ -155,7 +139,6 @@ class Search:
         self._root_setup = list(game.setup)
         self._root_color = game.to_play
         self._root_komi = game.scoring_komi
-        self._root_value_eqex = value_eqex
 
     def _expand_root(self, game, board):
         """Expand the root with superko-violating moves left out (by the network's priors when
@@ -183,9 +166,8 @@ class Search:
                 log.exception("network evaluation of the root failed; uniform priors instead")
                 priors = np.zeros(allowed.shape[0], np.float32)
             _, root_top_k, cumulative = self.config.breadth()
-            priors = self._adjusted(board, priors)
             expand(tree, self.root, board, allowed, priors, root_top_k, cumulative,
-                   self.policy.patterns, np.int32(self.config.net_prior_eqex),
+                   self.policy.patterns, np.int32(0),
                    new_ladder_scratch(board.stones.shape[0]), self.shapes, np.int32(0))
 
     def _on_priors(self, tag, priors, value):
@@ -195,8 +177,6 @@ class Search:
         try:
             if priors is None:
                 priors = np.zeros(board.stones.shape[0], np.float32)
-            else:
-                priors = self._adjusted(board, priors)
             allow_all = np.ones(board.stones.shape[0], np.bool_)
             fill_edges(self.tree, node, board, allow_all, priors,
                        np.int64(self._params[P_TOP_K]), self._params[P_TOP_CUMULATIVE],
@@ -206,63 +186,7 @@ class Search:
             release_claims(self.tree, np.array([node], np.int64))
             raise
         if value is not None:
-            backup_value(self.tree, path, len(path), value,
-                         np.int32(self._params[P_VALUE_EQEX]))
-
-    def _adjusted(self, board, priors):
-        """Return the network's priors for board with the reader's knowledge applied:
-        engine.tactics' moves raised, escapes into working ladders lowered."""
-        return self._with_ladders(board, self._with_tactics(board, priors))
-
-    def _with_ladders(self, board, priors):
-        """Return priors with the share of the total held by the escapes from the last move's
-        atari that a ladder catches scaled by config.ladder_escape_factor, the mass taken spread
-        over the other moves in proportion to their priors; priors itself is left as it was.
-
-        The network has no ladder planes and ranks such an extension as high as one that saves
-        the chain (0.9985 at move 105 of runs/pachi10k_gpu2/game-002), and the playouts can
-        rate it well too: against Pachi the search ran a ladder for ten moves, rating each
-        extension 0.52-0.67, and lost the chain (benchmarks/RESULTS.md). Scaling the escape
-        alone would change nothing where the network is that sure, since the tree divides
-        each prior by the total: 0.05 x 0.9985 is still 97% of what is left."""
-        factor = self.config.ladder_escape_factor
-        if factor == 1.0:
-            return priors
-        local = self._tactics
-        if getattr(local, "ladder", None) is None:
-            local.ladder = new_ladder_scratch(board.stones.shape[0])
-            local.escapes = np.zeros(MAX_TACTICAL_MOVES, np.int32)
-        n = futile_escapes(board, board.info[bd.TO_PLAY], local.ladder, local.escapes)
-        if n == 0:
-            return priors
-        scaled = priors.astype(np.float32, copy=True)
-        escapes = np.unique(local.escapes[:n])
-        total = float(scaled.sum())
-        escaping = float(scaled[escapes].sum())
-        rest = total - escaping
-        if rest > 0:
-            scaled *= np.float32((total - factor * escaping) / rest)
-        scaled[escapes] = priors[escapes] * np.float32(factor)
-        return scaled
-
-    def _with_tactics(self, board, priors):
-        """Return the network's priors with config.tactics_prior added to each move that
-        engine.tactics finds for the side to move (a capture or rescue that settles a fight
-        at the last move; the weight is a share of the priors' total, so that the top-k cut
-        keeps the move and PUCT visits it); priors itself is left as it was."""
-        weight = self.config.tactics_prior
-        if weight <= 0:
-            return priors
-        local = self._tactics
-        if getattr(local, "scratch", None) is None:
-            local.scratch = new_tactics_scratch(board)
-            local.moves = np.zeros(MAX_TACTICAL_MOVES, np.int32)
-        n = tactical_moves(board, board.info[bd.TO_PLAY], local.scratch, local.moves)
-        if n == 0:
-            return priors
-        boosted = priors.astype(np.float32, copy=True)
-        boosted[local.moves[:n]] += weight * float(priors.sum())
-        return boosted
+            backup_value(self.tree, path, len(path), value)
 
     def _evaluate_here(self, tag):
         """Evaluate a claimed leaf on this thread and expand it at once (deterministic mode);
@@ -290,19 +214,17 @@ class Search:
         allow_all = np.ones(points, np.bool_)
         uniform = np.zeros(points, np.float32)
         request = np.zeros(2, np.int64)
-        record, first_play, sequence, ladder = playout_scratch(board)
+        record, first_play, ladder = playout_scratch(board)
         steps = 0
         while stop[0] == 0:
             steps += 1
-            if steps % DECIDED_CHECK_EVERY == 0:
-                follow_score_center(tree, self.root, params, board.info[bd.TO_PLAY])
-                if decided(tree, self.root, params, budget):
-                    stop[0] = STOP_DECIDED
-                    break
+            if steps % DECIDED_CHECK_EVERY == 0 and decided(tree, self.root, params, budget):
+                stop[0] = STOP_DECIDED
+                break
             request[0] = 0 if self.server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
                                budget, request, path_nodes, path_edges, allow_all, uniform,
-                               record, first_play, sequence, ladder, self.shapes):
+                               record, first_play, ladder, self.shapes):
                 break
             if request[0] > 0:
                 tag = (int(request[0]) - 1, leaf, path_edges[:request[1]].copy())
@@ -332,7 +254,6 @@ class Search:
         tree.counters[C_PLAYOUTS_DONE] = 0
         params = self.config.as_array(game.scoring_komi, net=self.server is not None,
                                       size=game.size,
-                                      score_center=self._starting_score_center(game),
                                       moves_played=int(game.board.info[bd.MOVE_NUMBER]))
         self._params = params
         stop = np.zeros(1, np.int64)
@@ -385,20 +306,10 @@ class Search:
                 release_claims(tree, np.array([tag[0] for tag in dropped], np.int64))
         if stopped_by is None:
             stopped_by = "decided" if stop[0] == STOP_DECIDED else "playouts"
-        self._score_center = float(params[P_SCORE_CENTER])
         result = self.result(game, time.perf_counter() - started, stopped_by)
         if self.server is not None:
             result.evaluations = self.server.evaluated - evaluated_before
         return result
-
-    def _starting_score_center(self, game):
-        """Return Black's expected score where the score utility's center starts: the mean
-        playout score through the root as placed (a reused subtree's), else where the
-        previous search left it, else 0 (the workers move it as they go)."""
-        mean, visits = root_mean_score(self.tree, self.root)
-        if visits > 0:
-            return mean if game.to_play == bd.BLACK else -mean
-        return self._score_center
 
     def _time_verdict(self, elapsed, searching, move_time):
         """Return time_verdict for the root as it stands `elapsed` seconds into the move, of

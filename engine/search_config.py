@@ -8,10 +8,8 @@ import numpy as np
 from engine import playout as po
 from engine.tree import (DARKFOREST, P_EARLY_STOP, P_EXPAND_VISITS, P_FPU, P_FPU_REDUCTION,
                          P_KOMI, P_NET, P_NOISE, P_PRIOR_EQEX, P_PRIOR_WEIGHT, P_PUCT_C,
-                         P_RAVE_BIAS, P_RAVE_DISTANCE, P_SCORE_CENTER, P_SCORE_SCALE,
-                         P_SCORE_WEIGHT, P_SHAPE_EQEX, P_TOP_CUMULATIVE, P_TOP_K,
-                         P_TREE_POLICY, P_UCT_C, P_VALUE_EQEX, P_VALUE_WEIGHT,
-                         P_VIRTUAL_LOSS, PARAM_SLOTS, TREE_POLICIES)
+                         P_RAVE_BIAS, P_SHAPE_EQEX, P_TOP_CUMULATIVE, P_TOP_K, P_TREE_POLICY,
+                         P_UCT_C, P_VALUE_WEIGHT, P_VIRTUAL_LOSS, PARAM_SLOTS, TREE_POLICIES)
 
 
 @dataclass
@@ -30,10 +28,6 @@ class SearchConfig:
     rave_bias: float = 0.00025
     net_uct_c: float = 0.3
     net_rave_bias: float = 0.02
-    # An AMAF result counts 1 + rave_distance * (moves from the move on) // (moves from the
-    # node on, plus one) times: up to rave_distance times for a move played soon after the
-    # node, as Pachi's distance_rave (3 there); 0 and 1 count every move once.
-    rave_distance: int = 0
     first_play_urgency: float = 1.1
     noise: float = 0.02
     # Without the net: playouts a leaf takes before it grows children, or "auto": by
@@ -42,12 +36,9 @@ class SearchConfig:
     virtual_loss: int = 3
     prior_weight: float = 0.0
     net_prior_weight: float = 1.0
-    prior_eqex: int = 10           # playouts' worth of each heuristic prior without the net
-    net_prior_eqex: int = 0        # the same with the net
-    tactics_prior: float = 0.0     # with the net: prior added to engine.tactics' moves
-    # With the net: factor on the prior of an escape from the last move's atari that runs into
-    # a working ladder (engine.ladder.futile_escapes); 1 leaves the network's prior as it is.
-    ladder_escape_factor: float = 1.0
+    # Without the net: playouts' worth of each heuristic prior (with it, none: the heuristics
+    # worth 10 playouts on top of the net's priors won 1 of 5 games, benchmarks/RESULTS.md).
+    prior_eqex: int = 10
     # Without the net: winning playouts of sqrt(p) * shape_eqex for a move the shape model
     # (engine.shapes, loaded from the file `shapes`; "" for none) gives probability p, as
     # Pachi weighs its pattern model's probabilities. 200 won 10 of 10 games against 0 on
@@ -65,12 +56,6 @@ class SearchConfig:
     puct_top_cumulative: float = 0.999
     value_weight: float = 0.0      # share of the network's value in a move's win rate
     value_until: int = 0           # mix the value only before this many moves (0: always)
-    # With the net: playouts' worth of experience at the value head's win rate given to the
-    # move into each evaluated leaf; it fades as the move's own playouts come in, as a prior
-    # does, instead of staying in every ancestor's win rate as value_weight's mix does.
-    value_eqex: int = 0
-    score_weight: float = 0.0      # share of the score utility in a move's win rate
-    score_scale: float = 0.5       # points per line of board width for a utility of tanh(1)
     early_stop: bool = True        # stop once no other root move can catch the most visited
     # Evaluate each leaf on its search thread instead of the server's: slower, but with one
     # thread the tree no longer depends on when the server answers (same seed, same moves).
@@ -105,11 +90,6 @@ class SearchConfig:
         alone, the endgame worse (benchmarks/RESULTS.md, value head), hence value_until."""
         return self.value_weight if self.before_value_until(moves_played) else 0.0
 
-    def value_eqex_at(self, moves_played, net):
-        """Return the playouts' worth of experience each evaluated leaf's value gives the move
-        into it after moves_played moves (0 without the network or from value_until on)."""
-        return self.value_eqex if net and self.before_value_until(moves_played) else 0
-
     def before_value_until(self, moves_played):
         """Return whether value_until lets the network's value enter the search after
         moves_played moves."""
@@ -117,17 +97,14 @@ class SearchConfig:
 
     def uses_value(self, moves_played):
         """Return whether a network search after moves_played moves reads the network's
-        values, in its win rates (value_weight) or as experience (value_eqex); when not, the
-        network server skips the value head."""
-        return self.value_weight_at(moves_played) > 0 or (
-            self.value_eqex > 0 and self.before_value_until(moves_played))
+        values (value_weight_at); when not, the network server skips the value head."""
+        return self.value_weight_at(moves_played) > 0
 
-    def as_array(self, komi, net=False, size=19, score_center=0.0, moves_played=0):
+    def as_array(self, komi, net=False, size=19, moves_played=0):
         """Return the float64 parameter array the numba workers read. With net, leaves are
         expanded by the network server (top moves by prior) and tree_policy applies; without,
-        selection is darkforest's UCB1 with RAVE and heuristic priors. score_center is
-        Black's expected score, the zero of the score utility; moves_played, the game's moves
-        so far, sets the value's weight (value_weight_at)."""
+        selection is darkforest's UCB1 with RAVE and heuristic priors. moves_played, the
+        game's moves so far, sets the value's weight (value_weight_at)."""
         if self.tree_policy not in TREE_POLICIES:
             raise ValueError(f"unknown tree policy {self.tree_policy!r}")
         top_k, _, cumulative = self.breadth()
@@ -143,16 +120,11 @@ class SearchConfig:
         params[P_TOP_K] = top_k if net else 1 << 30
         params[P_TOP_CUMULATIVE] = cumulative if net else 2.0
         params[P_RAVE_BIAS] = self.net_rave_bias if net else self.rave_bias
-        params[P_RAVE_DISTANCE] = self.rave_distance
-        params[P_PRIOR_EQEX] = self.net_prior_eqex if net else self.prior_eqex
+        params[P_PRIOR_EQEX] = 0 if net else self.prior_eqex
         params[P_TREE_POLICY] = TREE_POLICIES[self.tree_policy] if net else DARKFOREST
         params[P_PUCT_C] = self.puct_c
         params[P_FPU_REDUCTION] = self.fpu_reduction
         params[P_VALUE_WEIGHT] = self.value_weight_at(moves_played) if net else 0.0
-        params[P_VALUE_EQEX] = self.value_eqex_at(moves_played, net)
         params[P_EARLY_STOP] = 1.0 if self.early_stop else 0.0
-        params[P_SCORE_WEIGHT] = self.score_weight
-        params[P_SCORE_CENTER] = score_center
-        params[P_SCORE_SCALE] = self.score_scale * size
         params[P_SHAPE_EQEX] = self.shape_eqex if self.shapes and not net else 0
         return params

@@ -12,9 +12,7 @@ prior only a bias that fades with visits) and PUCT (AlphaGo's and Leela's: the p
 exploration term, so the search spends its playouts where the net looks unless the results
 say otherwise). With a value head, the net's evaluation of each expanded leaf is backed up
 along its path into separate statistics and mixed with the playouts' win rate (AlphaGo).
-Score-aware search (KataGo's score utility): each playout's final score is backed up too, and
-a move's mean score, measured from the root's expected score, gives a utility mixed into the
-win rate by score_weight, so that a decided game still tells moves apart by the points they keep.
+Each playout's final score is backed up too, for the mean scores the search reports.
 
 The kernels read their settings from a float64 array whose slots are the P_* constants here
 (engine.search_config.SearchConfig.as_array fills it); engine.search drives them.
@@ -37,9 +35,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 # Slots of the float64 parameter array handed to the workers.
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
  P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
- P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SCORE_WEIGHT, P_SCORE_CENTER,
- P_SCORE_SCALE, P_SHAPE_EQEX, P_RAVE_DISTANCE, P_VALUE_EQEX) = range(23)
-PARAM_SLOTS = 23
+ P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SHAPE_EQEX) = range(18)
+PARAM_SLOTS = 18
 # Search steps between checks whether the move is decided (see decided).
 DECIDED_CHECK_EVERY = 64
 # What a worker writes into the stop flag when it finds the move decided (others write 1).
@@ -280,21 +277,13 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
-def score_utility(score, center, scale):
-    """Return the utility in [0, 1] of a mean score (points for the mover, komi counted)
-    against the mover's expected score center: 0.5 at the center, rising as tanh with scale."""
-    return 0.5 + 0.5 * math.tanh((score - center) / scale)
-
-
 @njit(**bd.NO_ALLOC)
-def edge_winrate(tree, e, n, rave_bias, value_weight, score_weight, score_center, score_scale):
+def edge_winrate(tree, e, n, rave_bias, value_weight):
     """Return the mover's win rate of edge e with n visits (real, virtual and heuristic
     prior; n + AMAF visits > 0): the playouts' rate with the prior's experience merged in, as
     Pachi does, blended with the all-moves-as-first (RAVE) rate by Silver's beta (rave_bias
     < 0: none), then mixed with the network's values backed up through the edge, if any, by
-    value_weight, and with the score utility of the playouts' mean score (score_center is
-    the mover's expected score) by score_weight."""
+    value_weight."""
     amaf = tree.edge_amaf_visits[e]
     q = 0.5 * (tree.edge_wins[e] + tree.edge_prior_wins[e]) / n if n > 0 else 0.0
     if amaf > 0 and rave_bias >= 0:
@@ -304,24 +293,13 @@ def edge_winrate(tree, e, n, rave_bias, value_weight, score_weight, score_center
     if value_weight > 0 and evaluations > 0:
         value = tree.edge_value_wins[e] / (VALUE_SCALE * evaluations)
         q = (1.0 - value_weight) * q + value_weight * value
-    finished = tree.edge_visits[e]
-    if score_weight > 0 and finished > 0:
-        utility = score_utility(0.5 * tree.edge_score_sum[e] / finished, score_center,
-                                score_scale)
-        q = (1.0 - score_weight) * q + score_weight * utility
     return q
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _mover_center(params, mover):
-    """Return the score utility's center (Black's expected score) from mover's view."""
-    return params[P_SCORE_CENTER] if mover == bd.BLACK else -params[P_SCORE_CENTER]
-
-
 @njit(**bd.NO_ALLOC)
-def select_edge(tree, node, params, rng, mover):
-    """Return the edge of an EXPANDED node with the highest value for mover (the colour to
-    play there), or -1. Darkforest's policy: the win rate (edge_winrate) plus UCB1
+def select_edge(tree, node, params, rng):
+    """Return the edge of an EXPANDED node with the highest value for the colour to play
+    there, or -1. Darkforest's policy: the win rate (edge_winrate) plus UCB1
     exploration, darkforest's uniform noise and a network prior bias that fades with visits;
     unvisited moves get the first-play urgency. PUCT: see select_puct."""
     first = tree.node_first[node]
@@ -329,16 +307,13 @@ def select_edge(tree, node, params, rng, mover):
     if count == 0:
         return -1
     if params[P_TREE_POLICY] == PUCT:
-        return select_puct(tree, node, params, rng, mover)
+        return select_puct(tree, node, params, rng)
     log_parent = math.log(tree.node_visits[node] + 1.0)
     c = params[P_UCT_C]
     noise = params[P_NOISE]
     prior_weight = params[P_PRIOR_WEIGHT]
     rave_bias = params[P_RAVE_BIAS]
     value_weight = params[P_VALUE_WEIGHT]
-    score_weight = params[P_SCORE_WEIGHT]
-    score_center = _mover_center(params, mover)
-    score_scale = params[P_SCORE_SCALE]
     best = -1
     best_value = -1e300
     for e in range(first, first + count):
@@ -346,8 +321,7 @@ def select_edge(tree, node, params, rng, mover):
         if n == 0 and (tree.edge_amaf_visits[e] == 0 or rave_bias < 0):
             value = params[P_FPU]
         else:
-            value = edge_winrate(tree, e, n, rave_bias, value_weight, score_weight,
-                                 score_center, score_scale) \
+            value = edge_winrate(tree, e, n, rave_bias, value_weight) \
                 + c * math.sqrt(log_parent / (n + 1.0))
         value += noise * po.rand_float(rng) + prior_weight * tree.edge_prior[e] / (1.0 + n)
         if value > best_value:
@@ -357,7 +331,7 @@ def select_edge(tree, node, params, rng, mover):
 
 
 @njit(**bd.NO_ALLOC)
-def select_puct(tree, node, params, rng, mover):
+def select_puct(tree, node, params, rng):
     """PUCT selection: the edge maximising win rate + puct_c * prior * sqrt(N) / (1 + n),
     with N the node's descents (finished and in flight) and n the edge's. The win rate is
     edge_winrate's; a move with no experience yet gets first-play urgency: the mean win rate
@@ -367,9 +341,6 @@ def select_puct(tree, node, params, rng, mover):
     count = tree.node_count[node]
     rave_bias = params[P_RAVE_BIAS]
     value_weight = params[P_VALUE_WEIGHT]
-    score_weight = params[P_SCORE_WEIGHT]
-    score_center = _mover_center(params, mover)
-    score_scale = params[P_SCORE_SCALE]
     noise = params[P_NOISE]
     visits = 0
     half_wins = 0
@@ -386,8 +357,7 @@ def select_puct(tree, node, params, rng, mover):
         if n == 0 and (tree.edge_amaf_visits[e] == 0 or rave_bias < 0):
             q = fpu
         else:
-            q = edge_winrate(tree, e, n, rave_bias, value_weight, score_weight, score_center,
-                             score_scale)
+            q = edge_winrate(tree, e, n, rave_bias, value_weight)
         value = q + scale * tree.edge_prior[e] / (1.0 + taken) + noise * po.rand_float(rng)
         if value > best_value:
             best_value = value
@@ -396,15 +366,11 @@ def select_puct(tree, node, params, rng, mover):
 
 
 @njit(**bd.NO_ALLOC)
-def backup_value(tree, path_edges, depth, value, eqex):
+def backup_value(tree, path_edges, depth, value):
     """Add a network evaluation of the leaf reached by path_edges[0..depth-1] to every edge
     on the path: value in [-1, 1] is for the side to move at the leaf, which is not the mover
-    of the last edge. With eqex > 0 the last edge also gains eqex visits of prior experience
-    at the value's win rate."""
+    of the last edge."""
     win = 0.5 * (1.0 - value)      # for the last edge's mover
-    if eqex > 0 and depth > 0:
-        atomic_add(tree.edge_prior_visits, path_edges[depth - 1], eqex)
-        atomic_add(tree.edge_prior_wins, path_edges[depth - 1], np.int32(round(2 * eqex * win)))
     for i in range(depth - 1, -1, -1):
         atomic_add(tree.edge_value_wins, path_edges[i], np.int32(round(VALUE_SCALE * win)))
         atomic_add(tree.edge_value_visits, path_edges[i], 1)
@@ -440,7 +406,7 @@ def descend(tree, root, b, params, rng, path_nodes, path_edges, allow_all, unifo
                 break
         if state != EXPANDED:
             break
-        e = select_edge(tree, node, params, rng, b.info[bd.TO_PLAY])
+        e = select_edge(tree, node, params, rng)
         if e < 0:
             break
         atomic_add(tree.edge_virtual, e, vl)
@@ -493,36 +459,30 @@ def backup(tree, path_nodes, path_edges, depth, root_color, winner, score, param
 
 @njit(**bd.NO_ALLOC)
 def backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record, moves,
-                first_play, distance_weight):
+                first_play):
     """Credit every edge on the path's nodes whose move its mover played first later in the
-    game (tree moves, then the playout's `moves` moves in record) with the result, weighted
-    by how soon after the node it was played (distance_weight, P_RAVE_DISTANCE).
+    game (tree moves, then the playout's `moves` moves in record) with the result.
 
-    first_play is scratch (int32 per point): the first play's index in the game from the
-    root, plus one, negated for White; it is left all zero.
+    first_play is scratch (int32 per point): who played there first from the root, +1 for
+    Black, -1 for White, 0 for nobody; it is left all zero.
     """
-    length = depth + moves
     leaf_color = root_color if depth % 2 == 0 else 3 - root_color
     leaf_sign = 1 if leaf_color == bd.BLACK else -1
     for k in range(moves - 1, -1, -1):
         p = record[k]
         if p != bd.PASS:
-            first_play[p] = (leaf_sign if k % 2 == 0 else -leaf_sign) * (depth + k + 1)
+            first_play[p] = leaf_sign if k % 2 == 0 else -leaf_sign
     for i in range(depth - 1, -1, -1):
         mover = root_color if i % 2 == 0 else 3 - root_color
         sign = 1 if mover == bd.BLACK else -1
-        first_play[tree.edge_move[path_edges[i]]] = sign * (i + 1)
+        first_play[tree.edge_move[path_edges[i]]] = sign
         node = path_nodes[i]
         win = _half_points(winner, mover)
         first = tree.node_first[node]
         for e in range(first, first + tree.node_count[node]):
-            played = sign * first_play[tree.edge_move[e]]
-            if played > 0:
-                weight = 1
-                if distance_weight > 0:
-                    weight += distance_weight * (length - played + 1) // (length - i + 1)
-                atomic_add(tree.edge_amaf_visits, e, weight)
-                atomic_add(tree.edge_amaf_wins, e, weight * win)
+            if sign * first_play[tree.edge_move[e]] > 0:
+                atomic_add(tree.edge_amaf_visits, e, 1)
+                atomic_add(tree.edge_amaf_wins, e, win)
     for k in range(moves):
         if record[k] != bd.PASS:
             first_play[record[k]] = 0
@@ -547,8 +507,8 @@ def playout_winner(b, policy, rng, komi, record, ladder):
 
 @njit(cache=True, nogil=True)
 def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params, budget,
-                request, path_nodes, path_edges, allow_all, uniform, record, first_play,
-                sequence, ladder, shapes):
+                request, path_nodes, path_edges, allow_all, uniform, record, first_play, ladder,
+                shapes):
     """Run one descent + playout + backup; return False once `budget` playouts are claimed.
 
     request[0] tells whether this step may claim a leaf for the network (0) or not (-1); when
@@ -566,35 +526,19 @@ def search_step(tree, root, root_board, scratch, leaf_board, policy, rng, params
     winner, moves, score = playout_winner(scratch, policy, rng, params[P_KOMI], record, ladder)
     root_color = root_board.info[bd.TO_PLAY]
     backup(tree, path_nodes, path_edges, depth, root_color, winner, score, params)
-    if policy.rates[po.R_REPLY] > 0:
-        learn_from_playout(tree, path_edges, depth, record, moves, root_color, winner, policy,
-                           sequence)
     if params[P_RAVE_BIAS] >= 0:
         backup_amaf(tree, path_nodes, path_edges, depth, root_color, winner, record, moves,
-                    first_play, int(params[P_RAVE_DISTANCE]))
+                    first_play)
     atomic_add(tree.counters, C_PLAYOUTS_DONE, 1)
     return True
 
 
-@njit(**bd.NO_ALLOC)
-def learn_from_playout(tree, path_edges, depth, record, moves, root_color, winner, policy,
-                       sequence):
-    """Teach the playout policy's reply tables the whole descent: the tree moves, then the
-    playout's (sequence is scratch for the joined move list)."""
-    for i in range(depth):
-        sequence[i] = tree.edge_move[path_edges[i]]
-    for k in range(moves):
-        sequence[depth + k] = record[k]
-    po.learn_replies(policy, sequence, depth + moves, root_color, winner)
-
-
 @njit(cache=True, nogil=True)
 def playout_scratch(b):
-    """Return the per-thread arrays a search step needs: playout move record, first-play map,
-    room for the tree moves and playout moves together, and the ladder reader's scratch."""
+    """Return the per-thread arrays a search step needs: playout move record, first-play map
+    and the ladder reader's scratch."""
     size = b.info[bd.SIZE]
     return (np.empty(3 * size * size, np.int32), np.zeros(b.stones.shape[0], np.int32),
-            np.empty(MAX_DEPTH + 3 * size * size, np.int32),
             new_ladder_scratch(b.stones.shape[0]))
 
 
@@ -619,33 +563,6 @@ def decided(tree, root, params, budget):
     return best - second > budget - done
 
 
-@njit(**bd.NO_ALLOC)
-def root_mean_score(tree, root):
-    """Return the mean final playout score through the root's edges for the side to move
-    at the root, and the playouts it averages (0 before any)."""
-    if tree.node_state[root] != EXPANDED:
-        return 0.0, 0
-    half_points = 0
-    visits = 0
-    first = tree.node_first[root]
-    for e in range(first, first + tree.node_count[root]):
-        half_points += tree.edge_score_sum[e]
-        visits += tree.edge_visits[e]
-    return (0.5 * half_points / visits if visits > 0 else 0.0), visits
-
-
-@njit(**bd.NO_ALLOC)
-def follow_score_center(tree, root, params, root_color):
-    """With a score utility, move its center (Black's expected score) to the root's mean
-    playout score so far: the utility then measures each move against what the position
-    is worth now. Called by the workers every DECIDED_CHECK_EVERY steps, so that one thread
-    with a seed still repeats its moves."""
-    if params[P_SCORE_WEIGHT] > 0:
-        mean, visits = root_mean_score(tree, root)
-        if visits > 0:
-            params[P_SCORE_CENTER] = mean if root_color == bd.BLACK else -mean
-
-
 @njit(cache=True, nogil=True)
 def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, stop, shapes):
     """Run search steps without the network until `budget` playouts are claimed or stop[0]
@@ -655,18 +572,16 @@ def search_worker(tree, root, root_board, scratch, policy, rng, params, budget, 
     allow_all = np.ones(root_board.stones.shape[0], np.bool_)
     uniform = np.zeros(root_board.stones.shape[0], np.float32)
     request = np.full(2, -1, np.int64)
-    record, first_play, sequence, ladder = playout_scratch(root_board)
+    record, first_play, ladder = playout_scratch(root_board)
     done = 0
     while stop[0] == 0:
         if not search_step(tree, root, root_board, scratch, scratch, policy, rng, params,
                            budget, request, path_nodes, path_edges, allow_all, uniform,
-                           record, first_play, sequence, ladder, shapes):
+                           record, first_play, ladder, shapes):
             break
         done += 1
-        if done % DECIDED_CHECK_EVERY == 0:
-            follow_score_center(tree, root, params, root_board.info[bd.TO_PLAY])
-            if decided(tree, root, params, budget):
-                stop[0] = STOP_DECIDED
+        if done % DECIDED_CHECK_EVERY == 0 and decided(tree, root, params, budget):
+            stop[0] = STOP_DECIDED
     return done
 
 

@@ -232,25 +232,18 @@ def test_analyze_keeps_the_root_and_rechooses_under_each_margin(archive, tmp_pat
     results = tmp_path / "results.jsonl"
     base = ["--data", path, "--positions", "3", "--engine", command]
     status, summary = _run(capsys, base + ["--analyze", "--results", str(results),
-                                           "--favourite-margins", "0.05", "-0.05",
-                                           "--choice-prior-powers", "0.1", "0.5",
-                                           "--choice-min-priors", "0.05", "0.2"])
+                                           "--favourite-margins", "0.05", "-0.05"])
     assert status == 0
     assert (summary["positions"], summary["agreed"]) == (3, 0)
+    # pass: 100 visits, win rate 0.5, prior 0.1; the game's move: 60 visits, 0.48, prior 0.6.
     assert summary["favourite_margins"] == {"0.05": {"positions": 3, "agreed": 0},
                                             "-0.05": {"positions": 3, "agreed": 3}}
-    # pass: 100 visits, prior 0.1; the game's move: 60 visits, prior 0.6.
-    assert summary["choice_prior_powers"] == {"0.1": {"positions": 3, "agreed": 0},
-                                              "0.5": {"positions": 3, "agreed": 3}}
-    assert summary["choice_min_priors"] == {"0.05": {"positions": 3, "agreed": 0},
-                                            "0.2": {"positions": 3, "agreed": 3}}
     assert sum(c.startswith("lz-genmove_analyze") for c in log.read_text().splitlines()) == 3
-    # The same searches with the power only from a move after every position's: as played.
-    status, late = _run(capsys, base + ["--analyze", "--results", str(results),
-                                        "--choice-prior-powers", "0.5",
-                                        "--choice-prior-from", "10000"])
+    # The same searches rechosen again from the results file: no position is asked again.
+    status, again = _run(capsys, base + ["--analyze", "--results", str(results),
+                                         "--favourite-margins", "-0.05"])
     assert status == 0
-    assert late["choice_prior_powers"] == {"0.5": {"positions": 3, "agreed": 0}}
+    assert again["favourite_margins"] == {"-0.05": {"positions": 3, "agreed": 3}}
     assert sum(c.startswith("lz-genmove_analyze") for c in log.read_text().splitlines()) == 3
     first = json.loads(results.read_text().splitlines()[0])
     assert first["played"] == "pass"
