@@ -28,7 +28,7 @@ position done and prints the summary of all 1,200.
 With --analyze the move is asked with `lz-genmove_analyze` and each result also keeps the root's
 statistics the engine chose from (every move it lists: darkgo lists those with at least a tenth
 of the most visited move's visits); --favourite-margins then adds to the summary the agreement
-the same searches would have had under each `--favourite-margin` of darkgo's final choice
+the same searches would have had under each `favourite_margin` of darkgo's final choice
 (engine.player.robust_choice applied to the recorded moves), free of the run-to-run noise of a
 second run.
 """
@@ -219,7 +219,7 @@ RECHOICE_FLAGS = (("favourite_margins", "--favourite-margin"),)
 
 def rechosen(root, margin):
     """Return the vertex darkgo's final choice picks from recorded root moves under margin
-    (`--favourite-margin`)."""
+    (the config key favourite_margin)."""
     children = sorted((MoveStats(vertex, visits, winrate, prior)
                        for vertex, visits, winrate, prior in root),
                       key=lambda m: -m.visits)
@@ -383,7 +383,7 @@ def parse_args(argv):
                    help="ask lz-genmove_analyze and keep the root's moves in each result")
     p.add_argument("--favourite-margins", type=float, nargs="+", default=[], metavar="M",
                    help="with --analyze: also report the agreement of the final choice "
-                        "rechosen under each of these --favourite-margin values (needs the "
+                        "rechosen under each of these favourite_margin values (needs the "
                         f"moves with at least {FAVOURITE_MIN_SHARE:g} of the most visited "
                         "move's visits in the root's list)")
     args = p.parse_args(argv)

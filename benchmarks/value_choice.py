@@ -11,7 +11,7 @@ Where the game's move is among the network's --top moves by prior, each of those
 played and its position judged for the player who made it: by the value head, by --playouts
 default-policy playouts (engine.playout, the search's policy; seeded by --seed, the game and
 the move), and by the two mixed (--mix x the value + (1 - --mix) x the playouts', as
---value-weight mixes them). Each judge picks the move it rates best. For each judge and for
+value_weight mixes them). Each judge picks the move it rates best. For each judge and for
 the prior itself: the share of positions where it picks the game's move (Wilson 95%
 interval) and the game's move's mean rank among the candidates (0 = first, ties half); a
 judge that knows nothing scores 1 / --top and (--top - 1) / 2.

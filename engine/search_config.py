@@ -54,8 +54,11 @@ class SearchConfig:
     puct_top_k: int = 40
     puct_root_top_k: int = 100
     puct_top_cumulative: float = 0.999
-    value_weight: float = 0.0      # share of the network's value in a move's win rate
-    value_until: int = 0           # mix the value only before this many moves (0: always)
+    # Share of the network's value in a move's win rate (engine.config.NET_VALUE_WEIGHT with
+    # a net that has a value head), mixed only before value_until moves of the game (0:
+    # always): the head judges the endgame worse than the playouts (benchmarks/RESULTS.md).
+    value_weight: float = 0.0
+    value_until: int = 200
     early_stop: bool = True        # stop once no other root move can catch the most visited
     # Evaluate each leaf on its search thread instead of the server's: slower, but with one
     # thread the tree no longer depends on when the server answers (same seed, same moves).

@@ -24,7 +24,7 @@ import gtp_main  # noqa: E402
 FIXTURE = os.path.join(ROOT, "tests", "data", "replay_c051a8c.json")
 
 # Flags every game shares; the game's own follow them.
-COMMON = ["--threads", "1", "--seed", "7", "--log-level", "error", "--ownership-runs", "100"]
+COMMON = ["--threads", "1", "--seed", "7", "--log-level", "error", "--set", "ownership_runs=100"]
 # name -> (engine flags, at most this many moves). The 9x9 games run to two passes or a
 # resignation; the 19x19 ones are openings.
 GAMES = {

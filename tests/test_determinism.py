@@ -6,7 +6,7 @@ import os
 import pytest
 
 import gtp_main
-from nets.model import DEFAULT_WEIGHTS
+from nets import DEFAULT_WEIGHTS
 
 MAX_MOVES = 200
 
@@ -16,7 +16,7 @@ def self_play(*flags):
     row, a resignation or MAX_MOVES."""
     args = gtp_main.build_parser().parse_args(
         ["--threads", "1", "--seed", "7", "--boardsize", "9", "--komi", "7", "--rollouts", "300",
-         "--ownership-runs", "100", "--log-level", "error", *flags])
+         "--set", "ownership_runs=100", "--log-level", "error", *flags])
     engine = gtp_main.build_engine(args, gtp_main.load_evaluator(args))
     moves, color = [], "b"
     try:

@@ -8,12 +8,14 @@ import pytest
 import gtp_main
 from asciiboard import game_from_diagram
 from engine import board as bd
+from engine import config
 from engine.game import Game
 from engine.player import (MIN_OWNERSHIP_RUNS, OWNERSHIP_SECONDS_PER_RUN_POINT, Player,
                            PlayerConfig, robust_choice, seki_points)
 from engine.search import MoveStats, SearchResult
 from engine.search_config import SearchConfig
 from engine.time_policy import MOVE_OVERHEAD, Clock, TimeControl
+from nets import DEFAULT_WEIGHTS, POLICY_ONLY_WEIGHTS
 
 
 # Black owns 36 points on the left, White 45 on the right.
@@ -347,7 +349,7 @@ def test_pondering_stops_while_the_next_move_can_still_reuse_the_tree():
     # edge pool, and the search looks at it every 5 ms (about 0.5% of it).
     args = gtp_main.build_parser().parse_args(["--ponder", "--net", "none", "--rollouts", "400",
                                                "--boardsize", "9", "--threads", "1",
-                                               "--max-nodes", "20000"])
+                                               "--set", "max_nodes=20000"])
     engine = gtp_main.build_engine(args)
     engine.handle_line("genmove b\n", io.StringIO())
     _, thread = engine._start_pondering()
@@ -381,28 +383,24 @@ def test_cleanup_captures_dead_stones_before_passing():
     assert p.genmove(game, bd.BLACK, cleanup=True) == bd.PASS
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--net", "none", "--policy-only"], "--policy-only needs the network"),
-    (["--net", "none", "--symmetries", "8"], "--symmetries sets how the network"),
-    (["--net", "none", "--value-weight", "0.3"], "needs the network's value head"),
-])
-def test_network_flags_without_the_network_are_refused(flags, message, capsys):
-    assert gtp_main.main(flags) == 2
-    assert message in capsys.readouterr().err
+def test_policy_only_without_the_network_is_refused(capsys):
+    assert gtp_main.main(["--net", "none", "--policy-only"]) == 2
+    assert "--policy-only needs the network" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("flags", [["--favourite-margin", "-1.5"], ["--favourite-margin", "nan"]])
-def test_choice_flags_out_of_range_are_refused(flags, capsys):
+@pytest.mark.parametrize("margin", ["-1.5", "nan"])
+def test_a_favourite_margin_out_of_range_is_refused(margin, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        gtp_main.build_parser().parse_args(flags)
+        gtp_main.build_parser().parse_args(["--set", f"favourite_margin={margin}"])
     assert exit_info.value.code == 2
-    assert flags[0] in capsys.readouterr().err
+    assert "favourite_margin: must be >= -1 and <= 1" in capsys.readouterr().err
 
 
 def test_the_favourite_margin_reaches_the_player():
     parse = gtp_main.build_parser().parse_args
     assert gtp_main.player_config(parse([])).favourite_margin == 0.05
-    assert gtp_main.player_config(parse(["--favourite-margin", "-0.03"])).favourite_margin == -0.03
+    assert gtp_main.player_config(parse(["--set", "favourite_margin=-0.03"])).favourite_margin \
+        == -0.03
 
 
 def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(tmp_path):
@@ -410,11 +408,11 @@ def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(t
     parser = gtp_main.build_parser()
     searching = gtp_main.load_evaluator(parser.parse_args(["--device", "cpu"]))
     pure = gtp_main.load_evaluator(parser.parse_args(["--device", "cpu", "--policy-only"]))
-    assert searching.model.config == nm.read_weights(nm.DEFAULT_WEIGHTS)["config"]
-    assert pure.model.config == nm.read_weights(nm.POLICY_ONLY_WEIGHTS)["config"]
+    assert searching.model.config == nm.read_weights(DEFAULT_WEIGHTS)["config"]
+    assert pure.model.config == nm.read_weights(POLICY_ONLY_WEIGHTS)["config"]
     assert pure.model.config["depth"] > searching.model.config["depth"]
     chosen = gtp_main.load_evaluator(parser.parse_args(
-        ["--device", "cpu", "--policy-only", "--weights", nm.DEFAULT_WEIGHTS]))
+        ["--device", "cpu", "--policy-only", "--weights", DEFAULT_WEIGHTS]))
     assert chosen.model.config == searching.model.config
 
 
@@ -424,7 +422,7 @@ WITHOUT_VALUE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
 
 
 def test_the_value_weight_needs_weights_with_a_value_head():
-    flag = ["--value-weight", "0.3"]
+    flag = ["--set", "value_weight=0.3"]
     parse = gtp_main.build_parser().parse_args
     with pytest.raises(ValueError, match="needs weights with a value head"):
         gtp_main.load_evaluator(parse(["--device", "cpu", "--weights", WITHOUT_VALUE, *flag]))
@@ -439,11 +437,10 @@ def search_of(flags):
 
 def test_the_default_search_mixes_the_value_in_before_move_200():
     default = search_of([])
-    assert (default.value_weight, default.value_until) == (
-        gtp_main.DEFAULT_VALUE_WEIGHT, gtp_main.DEFAULT_VALUE_UNTIL)
-    assert default.value_weight > 0 and default.value_until == 200
-    assert search_of(["--value-weight", "0"]).value_weight == 0
-    assert search_of(["--value-weight", "0.5", "--value-until", "0"]).value_until == 0
+    assert (default.value_weight, default.value_until) == (config.NET_VALUE_WEIGHT, 200)
+    assert default.value_weight > 0
+    assert search_of(["--set", "value_weight=0"]).value_weight == 0
+    assert search_of(["--set", "value_weight=0.5", "--set", "value_until=0"]).value_until == 0
 
 
 def test_weights_without_a_value_head_search_on_playouts_alone():

@@ -480,7 +480,7 @@ def test_value_until_turns_the_value_off_for_the_endgame():
     assert config.as_array(7.5, net=True, moves_played=150)[P_VALUE_WEIGHT] == 0.4
     assert config.as_array(7.5, net=True, moves_played=250)[P_VALUE_WEIGHT] == 0.0
     assert config.as_array(7.5, net=False, moves_played=150)[P_VALUE_WEIGHT] == 0.0
-    always = SearchConfig(value_weight=0.4)
+    always = SearchConfig(value_weight=0.4, value_until=0)
     assert always.as_array(7.5, net=True, moves_played=300)[P_VALUE_WEIGHT] == 0.4
 
 

@@ -18,6 +18,7 @@ from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import player as pl
 from engine import warmup as wu
+from engine.config import NET_VALUE_WEIGHT
 from engine.gtp import GtpEngine
 from engine.player import Player, PlayerConfig, quick_move
 from engine.search_config import SearchConfig
@@ -312,7 +313,7 @@ def run(engine, commands):
     return sorted(k for k, v in signatures().items() if v != before.get(k, 0))
 
 args = gtp_main.build_parser().parse_args(sys.argv[1:] + ["--rollouts", "100", "--seed", "1",
-                                                          "--ownership-runs", "50"])
+                                                          "--set", "ownership_runs=50"])
 evaluator = gtp_main.load_evaluator(args)
 engine = gtp_main.build_engine(args, evaluator)
 warmup = HeldWarmup(engine.player.config).use(evaluator).start()
@@ -387,9 +388,9 @@ def test_a_warm_up_failure_is_an_error_unless_the_engine_is_leaving(tmp_path, ca
 
 
 @pytest.mark.parametrize("flags, weight", [
-    ([], gtp_main.DEFAULT_VALUE_WEIGHT),
+    ([], NET_VALUE_WEIGHT),
     (["--weights", os.path.join(ROOT, "weights", "cpu.pt")], 0.0),
-    (["--value-weight", "0.5"], 0.5)])
+    (["--set", "value_weight=0.5"], 0.5)])
 def test_main_searches_with_the_value_mix_its_weights_allow(monkeypatch, flags, weight):
     made, served = [], []
 
@@ -403,4 +404,4 @@ def test_main_searches_with_the_value_mix_its_weights_allow(monkeypatch, flags, 
     finally:
         made[0].gate.set()
     search = served[0].player.config.search
-    assert (search.value_weight, search.value_until) == (weight, gtp_main.DEFAULT_VALUE_UNTIL)
+    assert (search.value_weight, search.value_until) == (weight, 200)
