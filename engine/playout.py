@@ -3,8 +3,8 @@
 The default policy follows Pachi's moggy: ordered rules around the last move, each tried with
 its own probability, then a random move. The rules: capture or escape for groups put in atari
 by the last move (no escape into a ladder that engine.ladder reads as lost); ko recapture
-after a threat; atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye space
-(nakade); 3x3 patterns around the last two moves.
+after a threat; atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye
+space (nakade); 3x3 patterns around the last two moves.
 Every candidate must be legal, must not fill the mover's own eye, and (except nakade) must not
 be a self-atari of more than `selfatari_max` stones that captures nothing, unless it is a
 throw-in that leaves the opponent capturing a dead shape (is_nakade_throw_in). With every

@@ -3,9 +3,12 @@ engine flags that play them today, and the recorder that wrote the file.
 
 Each game is played by one engine with both colours, built through gtp_main's parser (so the
 flags -> config path is exercised), with --threads 1 and a seed; with the network, under
---deterministic. The file was recorded at commit c051a8c, before issues 77 and 78 split the
-search and pruned its flags; test_replay.py replays every game and asserts the same moves, so
-a refactor that changes what the defaults play shows up as a changed move.
+--deterministic: without it leaves are expanded when the evaluation server's thread answers
+while the search thread plays on, so the tree depends on thread timing (the network's numbers
+do not: a batch of 1 and of 16 give identical priors). The file was recorded at commit
+c051a8c, before issues 77 and 78 split the search and pruned its flags; test_replay.py replays
+every game and asserts the same moves, so a refactor that changes what the defaults play shows
+up as a changed move (and a search that stops repeating itself, too).
 
     python tests/replay_games.py tests/data/replay_c051a8c.json    (record every game)
 """
