@@ -3,7 +3,9 @@
     python gtp_main.py --rollouts 5000
     darkgo --rollouts 5000          (the same, as installed by pip install -e .)
     darkgo --warm-up                (compile the jitted core into its cache, then exit)
+    darkgo --config my.cfg --set puct_c=2    (search settings: engine.config, docs/example.cfg)
 
+The command line keeps the choices a user makes per run; every search knob is a config key.
 Logs go to stderr (or --log-file), never to stdout, which belongs to GTP.
 """
 import argparse
@@ -16,19 +18,17 @@ import threading
 from dataclasses import replace
 
 from engine import board as bd
+from engine import config as cf
 from engine.gtp import VERSION, GtpEngine, run_gtp
-from engine.player import FAVOURITE_MIN_SHARE, Player, PlayerConfig
-from engine.playout import PolicyConfig
-from engine.search import MAX_PRIOR_EQEX, SearchConfig
+from engine.player import Player, PlayerConfig
+from engine.search_config import SearchConfig
 from engine.shapes import DEFAULT_SHAPES, cached_model
 from engine.warmup import Warmup
+from nets import DEFAULT_WEIGHTS, POLICY_ONLY_WEIGHTS
 
-
-# The search's value mix, the measured best (benchmarks/RESULTS.md, value head): 30% of the
-# network's value in every win rate before move 200, playouts alone from there on, where the
-# head judges worse than they do. It beat the same search without the value 39 of 52 games.
-DEFAULT_VALUE_WEIGHT = 0.3
-DEFAULT_VALUE_UNTIL = 200
+ROOT = os.path.dirname(os.path.abspath(__file__))
+# A tree's edge slots per node slot (the config key max_nodes sets both pools).
+EDGES_PER_NODE = 20
 
 
 def positive_int(text):
@@ -62,30 +62,6 @@ def fraction(text):
     return value
 
 
-def signed_fraction(text):
-    """argparse type: a float in [-1, 1]."""
-    value = float(text)
-    if not -1.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be between -1 and 1, got {value}")
-    return value
-
-
-def non_negative_int(text):
-    """argparse type: an integer >= 0."""
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def prior_playouts(text):
-    """argparse type: an integer in 0..MAX_PRIOR_EQEX (prior wins and visits are int32)."""
-    value = non_negative_int(text)
-    if value > MAX_PRIOR_EQEX:
-        raise argparse.ArgumentTypeError(f"must be <= {MAX_PRIOR_EQEX}, got {value}")
-    return value
-
-
 def non_negative(text):
     """argparse type: a float >= 0."""
     value = float(text)
@@ -94,12 +70,12 @@ def non_negative(text):
     return value
 
 
-def positive_float(text):
-    """argparse type: a finite float > 0."""
-    value = float(text)
-    if not 0.0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
-    return value
+def setting(text):
+    """argparse type: a --set KEY=VALUE, returned as (key, value) (engine.config)."""
+    try:
+        return cf.parse_setting(text)
+    except cf.ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def version_text(text):
@@ -138,8 +114,10 @@ def build_parser():
                         "chinese; under KGS's aga, new_zealand and japanese the server judges). "
                         "Our own moves never repeat a position.")
     p.add_argument("--weights", default=None,
-                   help="network weights file; default: the shipped weights/cpu.pt for the "
-                        "search, weights/cpu10.pt (deeper, slower) with --policy-only")
+                   help="network weights file; default: the shipped "
+                        f"{os.path.relpath(DEFAULT_WEIGHTS, ROOT)} for the search (it has a "
+                        f"value head), {os.path.relpath(POLICY_ONLY_WEIGHTS, ROOT)} (deeper, "
+                        "slower) with --policy-only")
     p.add_argument("--net", choices=("auto", "none"), default="auto",
                    help="'auto': use the network when a weights file is present; 'none': "
                         "search with playouts alone")
@@ -152,163 +130,19 @@ def build_parser():
     p.add_argument("--resign-threshold", type=fraction, default=0.1,
                    help="resign when the best move's win rate is below this; 0 never resigns; "
                         "default 0.1")
-    p.add_argument("--favourite-margin", type=signed_fraction,
-                   default=PlayerConfig.favourite_margin,
-                   help="the final choice: the most visited move, unless the network's "
-                        "favourite (its most probable move) among the moves with at least "
-                        f"{FAVOURITE_MIN_SHARE * 100:g}%% of its visits has a win rate more "
-                        "than this above it; a "
-                        "negative margin plays that favourite in near-ties, unless its win "
-                        "rate is that much below; default %(default)s")
-    p.add_argument("--choice-prior-power", type=fraction,
-                   default=PlayerConfig.choice_prior_power,
-                   help="the final choice ranks the root's moves by visits x prior ** P "
-                        "instead of visits alone, so that in near-ties of visits the network's "
-                        "likelier move is played; default %(default)s (the most visited)")
-    p.add_argument("--choice-prior-from", type=non_negative_int,
-                   default=PlayerConfig.choice_prior_from,
-                   help="--choice-prior-power applies only once the game has this many "
-                        "moves; default %(default)s (from the first)")
-    p.add_argument("--choice-min-prior", type=fraction,
-                   default=PlayerConfig.choice_min_prior,
-                   help="the final choice passes over the moves whose prior (the network's, "
-                        "or the shape model's without it) is below this while a move above it "
-                        "has at least "
-                        f"{FAVOURITE_MIN_SHARE * 100:g}%% of the most visited move's visits; "
-                        "default %(default)s (any move)")
-    p.add_argument("--lag-buffer", type=non_negative, default=1.0,
-                   help="seconds kept back from every timed move for network lag; default 1.0")
-    p.add_argument("--ownership-runs", type=positive_int, default=1000,
-                   help="playouts used to judge dead stones for final_score and "
-                        "final_status_list; default 1000")
-    p.add_argument("--uct-c", type=non_negative, default=SearchConfig.uct_c,
-                   help="without the network: UCB1 exploration constant (a move's heuristic "
-                        "prior playouts count in its visits, not in its parent's, as in "
-                        f"Pachi); default {SearchConfig.uct_c}")
-    p.add_argument("--rave-bias", type=float, default=SearchConfig.rave_bias,
-                   help="without the network: RAVE (all-moves-as-first) blend, Silver's "
-                        "4b^2 (1/N: a move's RAVE rate counts as much as its own after about "
-                        f"N playouts); a negative value turns RAVE off; default "
-                        f"{SearchConfig.rave_bias}")
-    p.add_argument("--net-uct-c", type=non_negative, default=SearchConfig.net_uct_c,
-                   help="with the network and --tree-policy darkforest: the UCB1 constant; "
-                        f"default {SearchConfig.net_uct_c}")
-    p.add_argument("--net-rave-bias", type=float, default=SearchConfig.net_rave_bias,
-                   help="with the network: the RAVE blend (either tree policy); default "
-                        f"{SearchConfig.net_rave_bias}")
-    p.add_argument("--rave-distance", type=non_negative_int, default=SearchConfig.rave_distance,
-                   help="RAVE: a playout's result counts up to N times for the moves "
-                        "played soon after a node, falling to once for the last (Pachi's "
-                        f"distance_rave, 3 there); 0 and 1 count every move once; default "
-                        f"{SearchConfig.rave_distance}")
-    p.add_argument("--tree-policy", choices=("darkforest", "puct"),
-                   default=SearchConfig.tree_policy,
-                   help="with the network: 'darkforest' runs UCB1 over the net's top moves "
-                        "with the prior as a fading bias; 'puct' puts the prior into the "
-                        "exploration term (AlphaGo, Leela) and keeps more moves; default "
-                        f"{SearchConfig.tree_policy}")
-    p.add_argument("--puct-c", type=non_negative, default=SearchConfig.puct_c,
-                   help=f"PUCT exploration constant; default {SearchConfig.puct_c}")
-    p.add_argument("--fpu-reduction", type=float, default=SearchConfig.fpu_reduction,
-                   help="PUCT: an unvisited move starts at the mean win rate of its visited "
-                        f"siblings less this; default {SearchConfig.fpu_reduction}")
-    p.add_argument("--value-weight", type=fraction, default=None,
-                   help="share of the network's value head in a move's win rate (0: playouts "
-                        "only, 1: the net only); needs weights with a value head; default "
-                        f"{DEFAULT_VALUE_WEIGHT} with weights that have one (the default "
-                        "weights do), 0 with weights that have none")
-    p.add_argument("--value-eqex", type=non_negative_int, default=SearchConfig.value_eqex,
-                   help="playouts' worth of experience at the value head's win rate given to "
-                        "the move into each leaf the network evaluates, fading as the move's "
-                        "own playouts come in (independent of --value-weight); needs weights "
-                        f"with a value head; default {SearchConfig.value_eqex}")
-    p.add_argument("--value-until", type=non_negative_int, default=DEFAULT_VALUE_UNTIL,
-                   help="use the value (--value-weight, --value-eqex) only before this many "
-                        "moves of the game (the head "
-                        "judges the endgame worse than the playouts); 0: at every move; "
-                        f"default {DEFAULT_VALUE_UNTIL}")
-    p.add_argument("--score-weight", type=fraction, default=SearchConfig.score_weight,
-                   help="share of the score utility in a move's win rate: the playouts' final "
-                        "scores, 0.5 at the root's expected score and tanh-shaped around it "
-                        "(KataGo's score utility), so that a decided game still prefers the "
-                        "moves that keep points; 0 plays for the win alone; default "
-                        f"{SearchConfig.score_weight}")
-    p.add_argument("--score-scale", type=positive_float, default=SearchConfig.score_scale,
-                   help="the score utility's scale in points per line of board width: a "
-                        "move whose mean score is scale x size above the expected score gets "
-                        "0.5 + 0.5 tanh(1); default "
-                        f"{SearchConfig.score_scale} (9.5 points on 19x19)")
     p.add_argument("--deterministic", action="store_true",
                    help="with the network, evaluate each new leaf on its search thread instead "
                         "of the batching server's: slower, but with --threads 1 and --seed the "
                         "same commands give the same moves")
-    p.add_argument("--no-early-stop", dest="early_stop", action="store_false",
-                   help="always run the full --rollouts; by default a move's search stops once "
-                        "half of them ran and no other move can catch the most visited one")
-    p.add_argument("--net-prior-eqex", type=prior_playouts, default=SearchConfig.net_prior_eqex,
-                   help="with the network: playouts' worth of each heuristic prior (as "
-                        "--prior-eqex) added to the net's moves, so that captures, escapes "
-                        "and self-ataris weigh in; default "
-                        f"{SearchConfig.net_prior_eqex}")
-    p.add_argument("--tactics-prior", type=non_negative, default=SearchConfig.tactics_prior,
-                   help="with the network: prior added (as a share of the net's) to each move "
-                        "that a capture and liberty-race reader finds settling a fight at the "
-                        "last move (a kill the opponent could prevent, a rescue of a chain the "
-                        f"opponent could take); default {SearchConfig.tactics_prior}")
-    p.add_argument("--ladder-escape-factor", type=fraction,
-                   default=SearchConfig.ladder_escape_factor,
-                   help="with the network: factor on the share of the net's priors held by "
-                        "an escape from the last move's atari that runs into a working ladder "
-                        "(read by the ladder reader), the mass taken spread over the other "
-                        "moves; 1 leaves the priors as they are; default "
-                        f"{SearchConfig.ladder_escape_factor}")
-    p.add_argument("--expand-visits", type=auto_or_count, default=SearchConfig.expand_visits,
-                   metavar="auto|N",
-                   help="without the network: visits a tree leaf gets (each a playout) before "
-                        "it grows children, each rated by the priors (the shape model's "
-                        "among them); 'auto': one per 45 points of the board, within 3 to 8 "
-                        f"(3 on 9x9, 8 on 19x19); default {SearchConfig.expand_visits}")
-    p.add_argument("--net-expand-visits", type=positive_int,
-                   default=SearchConfig.net_expand_visits,
-                   help="with the network: visits a tree leaf gets (each a playout) before "
-                        "it is sent to the network and grows children; lower grows a deeper "
-                        f"tree for more evaluations; default {SearchConfig.net_expand_visits}")
-    p.add_argument("--symmetries", type=int, choices=(1, 8),
-                   help="network evaluations averaged over 1 or all 8 board symmetries; "
-                        "default 8 with --policy-only, 1 in the search")
-    p.add_argument("--prior-eqex", type=prior_playouts, default=SearchConfig.prior_eqex,
-                   help="without the network: playouts' worth of each heuristic prior "
-                        "(capture, escape, pattern, nearness, self-atari, lines) given to new "
-                        f"tree moves; 0 turns them off; default {SearchConfig.prior_eqex}")
-    p.add_argument("--shapes", default="auto", metavar="FILE|none",
-                   help="without the network: the move-shape model (engine.shapes) whose "
-                        "probabilities the tree's new moves get as prior playouts (see "
-                        "--shape-eqex); auto: weights/shapes.npz when there is one")
-    p.add_argument("--shape-eqex", type=prior_playouts, default=SearchConfig.shape_eqex,
-                   help="without the network: a move the shape model gives probability p "
-                        "gets sqrt(p) times this many won playouts of prior; 0 turns the "
-                        f"model off; default {SearchConfig.shape_eqex}")
-    p.add_argument("--lgrf", type=fraction, default=PolicyConfig.reply,
-                   help="playouts: probability of playing the last good reply (with "
-                        "forgetting) to the last two moves or the last move, learnt from "
-                        f"earlier playouts; 0 turns it off; default {PolicyConfig.reply}")
-    p.add_argument("--ladder-chase", type=fraction, default=PolicyConfig.ladder,
-                   help="playouts: probability of carrying on a ladder, ahead of the other "
-                        "rules but captures and escapes: capture a chain our previous move "
-                        "put in atari and the opponent left there, else, where the last move "
-                        "extended that chain to two liberties, atari it where the ladder "
-                        "reader says that catches it; 0 turns it off; default "
-                        f"{PolicyConfig.ladder}")
-    p.add_argument("--seki-reject", type=fraction, default=PolicyConfig.seki_reject,
-                   help="playouts (and the dead-stone judging of final_score): probability "
-                        "of refusing a move that breaks a local seki (two chains of two "
-                        "liberties whose every liberty is a self-atari for both colours, as "
-                        "Pachi reads one), on top of the 0.95 any self-atari of two stones "
-                        "or more is refused with; default "
-                        f"{PolicyConfig.seki_reject}")
-    p.add_argument("--max-nodes", type=positive_int, default=400_000,
-                   help="size of the search tree's node pool; a full pool stops growth; "
-                        "default 400000")
+    p.add_argument("--lag-buffer", type=non_negative, default=1.0,
+                   help="seconds kept back from every timed move for network lag; default 1.0")
+    p.add_argument("--config", default=None, metavar="FILE",
+                   help="search settings, one 'key = value' a line, '#' for comments "
+                        "(every key, its default and why: docs/example.cfg); an unknown key "
+                        "or a bad value stops the engine at start-up")
+    p.add_argument("--set", type=setting, action="append", default=[], metavar="KEY=VALUE",
+                   help="one search setting, as in --config's file (which it overrides); "
+                        "repeatable")
     p.add_argument("--override-version", type=version_text, default=None, metavar="TEXT",
                    help="answer GTP 'version' with TEXT instead of darkgo's own version "
                         "(name stays darkgo), as KataGo's -override-version: Lizzie reads "
@@ -320,7 +154,7 @@ def build_parser():
                         "lists it); without it kgs-chat is answered but not listed")
     p.add_argument("--ponder", action="store_true",
                    help="keep searching on the opponent's time after our move, until the next "
-                        "command arrives or the tree fills 45%% of its --max-nodes pools (past "
+                        "command arrives or the tree fills 45%% of its max_nodes pools (past "
                         "half, the next move would not reuse it)")
     p.add_argument("--warm-up", action="store_true",
                    help="compile the jitted core for every kind of move (search with and "
@@ -459,30 +293,38 @@ def log_thread_plan(args, evaluator):
                  "repeats them", search)
 
 
+def settings(args):
+    """Return every config key's value for parsed arguments: its default, else --config's
+    file's, else the last --set's (engine.config.load); ConfigError, a ValueError naming the
+    file, line and key, for a bad file."""
+    return cf.load(args.config, args.set)
+
+
 def check_network_flags(args):
-    """Raise ValueError for flags that need the network together with --net none."""
+    """Raise ValueError for flags and keys that need the network together with --net none."""
     if args.net == "none":
         if args.policy_only:
             raise ValueError("--policy-only needs the network; drop --net none")
-        if args.symmetries is not None:
-            raise ValueError("--symmetries sets how the network is evaluated; drop --net none")
+        if settings(args)["symmetries"] != cf.AUTO:
+            raise ValueError("symmetries sets how the network is evaluated; drop --net none")
         if uses_value(args):
-            raise ValueError("--value-weight and --value-eqex need the network's value head; "
-                             "drop --net none")
+            raise ValueError("value_weight needs the network's value head; drop --net none")
 
 
 def uses_value(args):
-    """Whether the flags ask the search for the network's value explicitly."""
-    return (args.value_weight or 0) > 0 or args.value_eqex > 0
+    """Whether the settings ask the search for the network's value explicitly."""
+    return settings(args)["value_weight"] not in (cf.AUTO, 0.0)
 
 
 def value_weight(args, evaluator):
-    """Return the value's share in the search's win rates: --value-weight when given, else
-    DEFAULT_VALUE_WEIGHT with an evaluator whose net has a value head and 0 without one."""
-    if args.value_weight is not None:
-        return args.value_weight
+    """Return the value's share in the search's win rates: the value_weight key when set,
+    else (auto) NET_VALUE_WEIGHT with an evaluator whose net has a value head and 0
+    without one."""
+    weight = settings(args)["value_weight"]
+    if weight != cf.AUTO:
+        return weight
     searching_with_value = searches_with_network(args, evaluator) and evaluator.has_value
-    return DEFAULT_VALUE_WEIGHT if searching_with_value else 0.0
+    return cf.NET_VALUE_WEIGHT if searching_with_value else 0.0
 
 
 def searches_with_network(args, evaluator):
@@ -501,7 +343,7 @@ def log_value_mix(search, evaluator, args):
         until = f" until move {search.value_until}" if search.value_until else ""
         log.info("network value: %.2f of each win rate%s", search.value_weight, until)
     else:
-        log.info("network value: not mixed into win rates (--value-weight 0)")
+        log.info("network value: not mixed into win rates (value_weight 0)")
 
 
 def load_evaluator(args):
@@ -516,7 +358,7 @@ def load_evaluator(args):
         return None
     # Busy-waiting OpenMP threads starve the search threads on a small machine.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from nets.model import DEFAULT_WEIGHTS, POLICY_ONLY_WEIGHTS, Policy, WeightsError
+    from nets.model import Policy, WeightsError
     path = args.weights or (POLICY_ONLY_WEIGHTS if args.policy_only else DEFAULT_WEIGHTS)
     if args.weights is None and not os.path.exists(path) and not args.policy_only:
         logging.getLogger("gtp_main").warning("no weights at %s: searching without a network",
@@ -524,64 +366,51 @@ def load_evaluator(args):
         return None
     threads = thread_plan(args)[1]
     try:
-        symmetries = args.symmetries or (8 if args.policy_only else 1)
+        symmetries = settings(args)["symmetries"]
+        if symmetries == cf.AUTO:
+            symmetries = 8 if args.policy_only else 1
         policy = Policy(path, device=args.device, threads=threads, symmetries=symmetries)
     except (WeightsError, OSError, RuntimeError) as exc:
         raise ValueError(f"cannot use weights {path}: {exc}") from None
     if uses_value(args) and not args.policy_only and not policy.has_value:
-        raise ValueError(f"--value-weight and --value-eqex need weights with a value head; "
-                         f"{path} has none (weights/cpu_value.pt has one)")
+        raise ValueError(f"value_weight needs weights with a value head; {path} has none "
+                         f"({os.path.relpath(DEFAULT_WEIGHTS, ROOT)} has one)")
     return policy
 
 
 def shapes_path(args):
-    """Return the shape model file the flags ask for ("" for none): raise ValueError for one
-    named with --shapes that cannot be read; auto without the file means none. The search
-    reads it only when it runs without the network (--net none, or no weights file): main
-    reads it then, and this reads a file named or the shipped one under --net none, so that
-    a bad one stops the engine before GTP starts."""
-    if args.shapes == "none" or args.shape_eqex == 0:
+    """Return the shape model file the settings ask for ("" for none): raise ValueError for
+    one named by the shapes key that cannot be read; auto without the shipped file means none.
+    The search reads it only when it runs without the network (--net none, or no weights
+    file): main reads it then, and this reads a file named or the shipped one under --net
+    none, so that a bad one stops the engine before GTP starts."""
+    values = settings(args)
+    shapes = values["shapes"]
+    if shapes == "none" or values["shape_eqex"] == 0:
         return ""
-    path = DEFAULT_SHAPES if args.shapes == "auto" else args.shapes
-    if args.shapes == "auto" and not os.path.exists(path):
+    path = DEFAULT_SHAPES if shapes == cf.AUTO else shapes
+    if shapes == cf.AUTO and not os.path.exists(path):
         return ""
-    if args.shapes != "auto" or args.net == "none":
+    if shapes != cf.AUTO or args.net == "none":
         cached_model(path)
     return path
 
 
 def player_config(args, evaluator=None):
-    """Return the PlayerConfig (search settings included) that parsed arguments ask for,
-    searching with the evaluator given (value_weight's default depends on its net)."""
+    """Return the PlayerConfig (search settings included) that parsed arguments and their
+    config keys ask for, searching with the evaluator given (value_weight's default depends on
+    its net)."""
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
     logging.getLogger("gtp_main").info("random seed %d", seed)
-    search = SearchConfig(threads=thread_plan(args)[0], seed=seed, max_nodes=args.max_nodes,
-                          max_edges=args.max_nodes * 20, uct_c=args.uct_c,
-                          net_uct_c=args.net_uct_c, net_rave_bias=args.net_rave_bias,
-                          rave_bias=args.rave_bias, rave_distance=args.rave_distance,
-                          prior_eqex=args.prior_eqex,
-                          shapes=shapes_path(args), shape_eqex=args.shape_eqex,
-                          tree_policy=args.tree_policy, puct_c=args.puct_c,
-                          fpu_reduction=args.fpu_reduction,
-                          value_weight=value_weight(args, evaluator),
-                          value_until=args.value_until, value_eqex=args.value_eqex,
-                          score_weight=args.score_weight, score_scale=args.score_scale,
-                          net_prior_eqex=args.net_prior_eqex,
-                          tactics_prior=args.tactics_prior,
-                          ladder_escape_factor=args.ladder_escape_factor,
-                          expand_visits=args.expand_visits,
-                          net_expand_visits=args.net_expand_visits,
-                          early_stop=args.early_stop,
+    values = settings(args)
+    keys = dict(cf.owned_by(values, "search"), value_weight=value_weight(args, evaluator),
+                shapes=shapes_path(args))
+    search = SearchConfig(threads=thread_plan(args)[0], seed=seed,
                           deterministic=args.deterministic,
-                          policy=PolicyConfig(reply=args.lgrf, seki_reject=args.seki_reject,
-                                              ladder=args.ladder_chase))
+                          max_edges=values["max_nodes"] * EDGES_PER_NODE, **keys)
     return PlayerConfig(rollouts=args.rollouts, resign_threshold=args.resign_threshold,
-                        favourite_margin=args.favourite_margin,
-                        choice_prior_power=args.choice_prior_power,
-                        choice_prior_from=args.choice_prior_from,
-                        choice_min_prior=args.choice_min_prior,
-                        ownership_runs=args.ownership_runs, lag_buffer=args.lag_buffer,
-                        policy_only=args.policy_only, search=search)
+                        lag_buffer=args.lag_buffer, policy_only=args.policy_only, search=search,
+                        **cf.owned_by(values, "player"))
 
 
 def build_engine(args, evaluator=None, config=None):
@@ -618,12 +447,8 @@ def compiler_command(args):
     network on the CPU (compiled code does not depend on the device)."""
     command = [sys.executable, os.path.abspath(__file__), "--warm-up", "--threads", "1",
                "--device", "cpu", "--log-level", "warning"]
-    if args.tactics_prior > 0:
-        command += ["--tactics-prior", repr(args.tactics_prior)]
-    if args.ladder_escape_factor != 1:
-        command += ["--ladder-escape-factor", repr(args.ladder_escape_factor)]
     shapes = shapes_path(args)
-    command += ["--shapes", os.path.abspath(shapes) if shapes else "none"]
+    command += ["--set", f"shapes={os.path.abspath(shapes) if shapes else 'none'}"]
     if args.net == "none":
         command += ["--net", "none"]
     elif args.weights is not None:

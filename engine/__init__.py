@@ -3,7 +3,7 @@ hash of every source file that holds jitted code.
 
 numba keys a cached function on its own file only, while the machine code it stores has the
 jitted functions it calls from other modules compiled in: after an edit to engine/board.py the
-cached engine/search.py functions would run the old board code. A folder per source hash makes
+cached engine/tree.py functions would run the old board code. A folder per source hash makes
 every change start from a clean cache. NUMBA_CACHE_DIR, when set by the user, wins; it must be
 set before numba is first imported, which is why nets and benchmarks import this package first.
 """

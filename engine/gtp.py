@@ -30,8 +30,9 @@ from engine import board as bd
 from engine import sgf
 from engine.game import (HANDICAP_NONE, HANDICAP_STONES, HANDICAP_STONES_BUT_ONE, Game,
                          IllegalMove, Rules, color_from_text, handicap_points)
-from engine.player import RESIGN, Clock, TimeControl, cpu_seconds, score_text
+from engine.player import RESIGN, cpu_seconds, score_text
 from engine.search import PV_CHILDREN
+from engine.time_policy import Clock, TimeControl
 
 log = logging.getLogger("gtp")
 
@@ -519,9 +520,8 @@ class GtpEngine:
         if result is None or result.best is None:
             return
         # The priors show what the network thought of the move the final choice took and of
-        # the most visited one it may have passed over (--choice-min-prior,
-        # --choice-prior-power, --favourite-margin); four places, as those priors go far below
-        # a thousandth.
+        # the most visited one it may have passed over (robust_choice); four places, as
+        # those priors go far below a thousandth.
         top = ", ".join(f"{self.game.vertex(m.point)} {m.visits} {m.winrate:.3f} "
                         f"p{m.prior:.4f}" for m in result.children[:5])
         pv = " ".join(self.game.vertex(p) for p in result.best.pv) or "-"

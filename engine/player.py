@@ -1,5 +1,6 @@
 """The player: turns searches into moves (pass and resign policy), judges dead stones from
-playout ownership, scores finished games, and budgets time.
+playout ownership, scores finished games, and keeps the clocks (engine.time_policy budgets
+the moves).
 
 Everything GTP needs beyond the rules lives here, so that the protocol layer stays a table of
 small handlers.
@@ -12,7 +13,10 @@ import numpy as np
 
 from engine import board as bd
 from engine import playout as po
-from engine.search import MoveTime, Search, SearchConfig
+from engine.search import Search
+from engine.search_config import SearchConfig
+from engine.time_policy import (MIN_MOVE_SECONDS, Clock, TimeControl, charged, clock_state,
+                                move_allowance)
 
 log = logging.getLogger("player")
 
@@ -25,9 +29,6 @@ THREAT_DISTANCE = 2           # an opponent's move this close to our stones is a
 # visits, the net's favourite replaces the most visited when its win rate is more than
 # PlayerConfig's favourite_margin above.
 FAVOURITE_MIN_SHARE = 0.3
-# With a prior power, priors below this count as this (a move the network rules out keeps a
-# chance when the search clearly prefers it).
-CHOICE_PRIOR_FLOOR = 1e-4
 # While the background warm-up still compiles the search, a genmove waits for it within its time
 # less this reserve, kept for a move without search (Player.early_move takes < 0.1 s)...
 EARLY_MOVE_RESERVE = 0.5
@@ -45,37 +46,17 @@ SETTLE_CHECK_LIKELY = 0.4
 # A timed check runs as many of its ownership playouts as fit in its time, but no fewer than
 # this: below it the estimate is too noisy to pass on, so a search's move is played instead.
 MIN_OWNERSHIP_RUNS = 200
-# The shortest search a timed move gets, and how many of its normal main-time shares a move
-# may take while it is unclear (Pachi's default "worst" time is three times the normal).
-MIN_MOVE_SECONDS = 0.05
-# Seconds a timed move takes beyond its search's deadline, kept back from every move besides
-# --lag-buffer (which may be 0): the search looks at the clock every 50 ms, then its threads
-# stop and the move is chosen and answered.
-MOVE_OVERHEAD = 0.1
-EXTEND_SHARES = 3.0
 
 
-def robust_choice(result, margin, prior_power=0.0, min_prior=0.0):
+def robust_choice(result, margin):
     """Return the MoveStats to play: the most visited root move (robust to the noise of a
     lucky few playouts), unless the network's favourite among the moves searched enough
     (see FAVOURITE_MIN_SHARE) has a win rate more than margin above it; None when there are
     no candidates. A positive margin asks the favourite to be clearly better; a negative one
-    lets it win near-ties, where the playouts' preference is noise or bias. A positive
-    prior_power ranks the moves by visits x prior ** prior_power instead of visits alone: a
-    move the network finds ten times less likely needs 10 ** prior_power times the visits.
-    A positive min_prior passes over the moves the network gives less than that while a move
-    it gives more has been searched enough (FAVOURITE_MIN_SHARE of the most visited's
-    visits): such a move wins the visits far more often by a misjudgement of the playouts
-    than by a find the network missed (benchmarks/RESULTS.md, final choice)."""
+    lets it win near-ties, where the playouts' preference is noise or bias."""
     best = result.best
     if best is None:
         return None
-    candidates = result.children
-    if min_prior > 0:
-        candidates = [m for m in candidates if m.prior >= min_prior
-                      and m.visits >= FAVOURITE_MIN_SHARE * best.visits] or candidates
-    best = max(candidates,
-               key=lambda m: m.visits * max(m.prior, CHOICE_PRIOR_FLOOR) ** prior_power)
     favourite = max((m for m in result.children
                      if m.visits >= FAVOURITE_MIN_SHARE * best.visits), key=lambda m: m.prior)
     if favourite is not best and favourite.winrate > best.winrate + margin:
@@ -88,41 +69,14 @@ class PlayerConfig:
     """Move-choice parameters; built once from the command line."""
     rollouts: int = 5000
     resign_threshold: float = 0.1
-    # robust_choice's margin: 0.05, the net's favourite only when clearly better.
+    # robust_choice's margin: 0.05, the net's favourite only when clearly better (-0.05, the
+    # favourite in near-ties, won 4 of 10 games against it: benchmarks/RESULTS.md).
     favourite_margin: float = 0.05
-    # robust_choice's prior power: 0, the most visited move.
-    choice_prior_power: float = 0.0
-    # The prior power applies from this many moves of the game on (0: from the first).
-    choice_prior_from: int = 0
-    # robust_choice's min_prior: 0, any move.
-    choice_min_prior: float = 0.0
     min_resign_playouts: int = 500
     ownership_runs: int = 1000
     lag_buffer: float = 1.0
     policy_only: bool = False
     search: SearchConfig = field(default_factory=SearchConfig)
-
-    def choice_prior_power_at(self, moves_played):
-        """Return the final choice's prior power after moves_played moves of the game."""
-        return self.choice_prior_power if moves_played >= self.choice_prior_from else 0.0
-
-
-@dataclass
-class TimeControl:
-    """Canadian-style time settings (GTP time_settings) plus KGS's Japanese byo-yomi periods."""
-    main: float = 0.0
-    byo_time: float = 0.0
-    byo_stones: int = 0
-    byo_periods: int = 0      # > 0 for Japanese byo-yomi (kgs-time_settings byoyomi)
-    unlimited: bool = True
-
-
-@dataclass
-class Clock:
-    """What time_left last told us about one colour."""
-    seconds: float = 0.0
-    stones: int = 0           # 0: still in main time
-    known: bool = False
 
 
 class Ownership:
@@ -303,9 +257,8 @@ class Player:
         self.config = config
         self.evaluator = evaluator
         self.search = Search(config.search, size, evaluator)
-        # Dead stones are judged by the default policy without the replies the search's
-        # playouts learn: the judgement of a position must not depend on what was searched.
-        self.judge_policy = replace(config.search.policy, reply=0.0).build()
+        # The default policy whose playouts judge dead stones and scores.
+        self.judge_policy = config.search.policy.build()
         self.time = TimeControl()
         self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
         self.last_result = None
@@ -333,90 +286,20 @@ class Player:
 
     # Time -----------------------------------------------------------------------------
     def move_time(self, game, color):
-        """Return this move's wall-clock allowance as a MoveTime, or None without a time
-        limit.
-
-        In main time the normal share is the time left over the moves still to come (a third
-        of the empty points, at least 20) plus one byo-yomi period's share per move, and a move
-        left unclear may take up to EXTEND_SHARES main-time shares. In Japanese byo-yomi a
-        move has its period; in a canadian period a move may take up to twice its share while
-        it keeps half the period for the rest (the last stone is never stretched). Always
-        lag_buffer and MOVE_OVERHEAD short of what the clock holds, counting the first
-        overtime period when main time runs out during the move."""
-        tc = self.time
-        if tc.unlimited:
+        """Return this move's wall-clock allowance as a MoveTime (engine.time_policy's
+        move_allowance for color's clock), or None without a time limit."""
+        if self.time.unlimited:
             return None
-        lag = self.config.lag_buffer + MOVE_OVERHEAD
-        previous = self._last_winrate.get(color)
-        left, stones = self._clock_state(color)
-        if stones > 0 and tc.byo_periods > 0:
-            # Japanese byo-yomi: kgsGtp sends the periods left as the stones; each move may
-            # use the whole current period.
-            normal = max(MIN_MOVE_SECONDS, left - lag)
-            return MoveTime(normal, normal, previous)
-        if stones > 0:
-            normal = max(MIN_MOVE_SECONDS, left / stones - lag)
-            if stones == 1:
-                return MoveTime(normal, normal, previous)
-            # The stones after this one each keep their lag and the shortest search.
-            rest = (stones - 1) * (lag + MIN_MOVE_SECONDS)
-            longest = min(2 * normal, (left - lag) / 2, left - lag - rest)
-            return MoveTime(normal, max(normal, longest), previous)
-        # Empty points rather than legal moves: the budget is needed before the jitted rules
-        # are sure to be compiled (see _wait_for_warmup).
-        moves_left = max(20, int(game.board.info[bd.NEMPTY]) // 3)
-        per_byo = 0.0
-        if tc.byo_time > 0:
-            per_byo = tc.byo_time if tc.byo_periods > 0 else tc.byo_time / max(tc.byo_stones, 1)
-            share = left / moves_left
-        else:   # absolute time: every move still to come will lose its lag too
-            share = max(0.0, left - moves_left * lag) / moves_left
-        ceiling = left + per_byo - lag
-        if ceiling <= 0:
-            return MoveTime(MIN_MOVE_SECONDS, MIN_MOVE_SECONDS, previous)
-        normal = max(MIN_MOVE_SECONDS, min(share + max(0.0, per_byo - lag), ceiling))
-        longest = max(normal, min(EXTEND_SHARES * share + max(0.0, per_byo - lag), ceiling))
-        return MoveTime(normal, longest, previous)
-
-    def _clock_state(self, color):
-        """Return (seconds, stones) on color's clock: as time_left last said or as charge
-        kept it since, else the time settings' start (stones 0 in main time; in Japanese
-        byo-yomi the periods left, as kgsGtp sends them)."""
-        tc, clock = self.time, self.clocks[color]
-        if clock.known:
-            return clock.seconds, clock.stones
-        if tc.main > 0:
-            return tc.main, 0
-        return tc.byo_time, max(tc.byo_periods if tc.byo_periods > 0 else tc.byo_stones, 1)
+        left, stones = clock_state(self.time, self.clocks[color])
+        return move_allowance(self.time, left, stones, self.config.lag_buffer,
+                              int(game.board.info[bd.NEMPTY]), self._last_winrate.get(color))
 
     def charge(self, color, seconds):
         """Take a move's `seconds` off color's clock as the engine keeps it, for controllers
-        that send no time_left (the next time_left corrects it): main time first, then the
-        overtime the settings give (a Japanese period used up by a move that overran it, a
-        canadian period's stones counted down and the period renewed when they are played)."""
-        tc = self.time
-        if tc.unlimited:
-            return
-        left, stones = self._clock_state(color)
-        periods = tc.byo_periods > 0
-        if stones == 0:
-            left -= seconds
-            if left >= 0 or tc.byo_time <= 0:
-                self.clocks[color] = Clock(max(0.0, left), 0, True)
-                return
-            # Main time ran out during the move: the rest of it came out of overtime.
-            seconds, left = -left, tc.byo_time
-            stones = tc.byo_periods if periods else tc.byo_stones
-        if periods:
-            while seconds > tc.byo_time and stones > 0:
-                seconds -= tc.byo_time
-                stones -= 1
-            self.clocks[color] = Clock(tc.byo_time if stones else 0.0, stones, True)
-            return
-        left, stones = left - seconds, stones - 1
-        if stones <= 0 and left >= 0:
-            left, stones = tc.byo_time, tc.byo_stones
-        self.clocks[color] = Clock(max(0.0, left), max(stones, 1) if left > 0 else 0, True)
+        that send no time_left (the next time_left corrects it; see
+        engine.time_policy.charged)."""
+        if not self.time.unlimited:
+            self.clocks[color] = charged(self.time, self.clocks[color], seconds)
 
     def _wait_for_warmup(self, seconds, stop_event=None):
         """Return True once the background warm-up is finished (at once without one), False
@@ -562,9 +445,7 @@ class Player:
                                maximum=max(MIN_MOVE_SECONDS, move_time.maximum - spent))
         result = self.search.run(game, self.config.rollouts, searched, stop_event, progress)
         self.last_result = result
-        best = robust_choice(result, self.config.favourite_margin,
-                             self.config.choice_prior_power_at(len(game.moves)),
-                             self.config.choice_min_prior)
+        best = robust_choice(result, self.config.favourite_margin)
         if best is None:
             return bd.PASS
         self._last_winrate[color] = best.winrate

@@ -2,18 +2,13 @@
 
 The default policy follows Pachi's moggy: ordered rules around the last move, each tried with
 its own probability, then a random move. The rules: capture or escape for groups put in atari
-by the last move (no escape into a ladder that engine.ladder reads as lost); the ladder
-chase (off unless its rate is set: capture what the opponent left in our last atari, else the
-atari that catches in a ladder the chain the last move extended out of it); the last good
-reply to the last two moves or the last move (learnt from earlier playouts, with forgetting;
-off unless its rate is set); ko recapture after a threat;
-atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye space
-(nakade); 3x3 patterns around the last two moves.
+by the last move (no escape into a ladder that engine.ladder reads as lost); ko recapture
+after a threat; atari on 2-liberty groups of the last move; the vital point of a 3-6 point eye
+space (nakade); 3x3 patterns around the last two moves.
 Every candidate must be legal, must not fill the mover's own eye, and (except nakade) must not
 be a self-atari of more than `selfatari_max` stones that captures nothing, unless it is a
-throw-in that leaves the opponent capturing a dead shape (is_nakade_throw_in), nor (with
-`seki_reject`) a move that breaks a local seki. With every rule's
-probability at 0 and self-atari allowed, the policy is the uniform random one.
+throw-in that leaves the opponent capturing a dead shape (is_nakade_throw_in). With every
+rule's probability at 0 and self-atari allowed, the policy is the uniform random one.
 """
 from collections import namedtuple
 from dataclasses import dataclass
@@ -22,27 +17,22 @@ import numpy as np
 from numba import njit
 
 from engine.board import (BLACK, EMPTY, LAST_KO_COLOR, LAST_KO_MOVE, LAST_KO_POINT, LAST_MOVE,
-                          LAST_MOVE2, MAX_SIZE, MOVE_NUMBER, NEMPTY, NO_ALLOC, NO_ALLOC_INLINE,
+                          LAST_MOVE2, MOVE_NUMBER, NEMPTY, NO_ALLOC, NO_ALLOC_INLINE,
                           PASS, SIZE, TO_PLAY, WHITE, WIDTH, area_owner, copy_into,
                           first_liberty, is_legal, is_true_eye_like, lowest_bit_index,
                           play_inlined, popcount64)
-from engine.ladder import atari_starts_ladder, caught_in_ladder, new_ladder_scratch
+from engine.ladder import caught_in_ladder, new_ladder_scratch
 from engine.patterns import pattern_table
 
 # Slots of the policy parameter array.
 (R_CAPTURE, R_KO, R_ATARI2, R_NAKADE, R_PATTERN, R_SELFATARI_MAX,
- R_SELFATARI_REJECT, R_REPLY, R_SEKI_REJECT, R_LADDER) = range(10)
-POLICY_SLOTS = 10
+ R_SELFATARI_REJECT) = range(7)
+POLICY_SLOTS = 7
 MAX_CANDIDATES = 64
-# Points of the largest padded board: the stride of the two-move reply table.
-REPLY_STRIDE = (MAX_SIZE + 2) * (MAX_SIZE + 2)
-NO_REPLY = -1
 
 Policy = namedtuple("Policy", [
     "rates",      # float64[POLICY_SLOTS]
     "patterns",   # bool[65536]: 3x3 codes of pattern moves
-    "reply1",     # int32[2, REPLY_STRIDE]: mover's last good reply to the previous move
-    "reply2",     # int32[2, REPLY_STRIDE ** 2]: to the previous two moves
 ])
 
 
@@ -56,12 +46,9 @@ class PolicyConfig:
     pattern: float = 0.9
     selfatari_max: int = 1
     selfatari_reject: float = 0.95
-    reply: float = 0.0
-    seki_reject: float = 0.0
-    ladder: float = 0.0
 
     def build(self):
-        """Return the Policy tuple the jitted playouts read, with empty reply tables."""
+        """Return the Policy tuple the jitted playouts read."""
         rates = np.zeros(POLICY_SLOTS, np.float64)
         rates[R_CAPTURE] = self.capture
         rates[R_KO] = self.ko
@@ -70,23 +57,12 @@ class PolicyConfig:
         rates[R_PATTERN] = self.pattern
         rates[R_SELFATARI_MAX] = self.selfatari_max
         rates[R_SELFATARI_REJECT] = self.selfatari_reject
-        rates[R_REPLY] = self.reply
-        rates[R_SEKI_REJECT] = self.seki_reject
-        rates[R_LADDER] = self.ladder
-        tables = (2, REPLY_STRIDE * REPLY_STRIDE) if self.reply > 0 else (2, 1)
-        return Policy(rates, pattern_table(), np.full((2, REPLY_STRIDE), NO_REPLY, np.int32),
-                      np.full(tables, NO_REPLY, np.int32))
+        return Policy(rates, pattern_table())
 
 
 def uniform_policy():
     """Return a Policy that plays uniformly random legal moves except own eyes."""
-    return PolicyConfig(0.0, 0.0, 0.0, 0.0, 0.0, 1000, 0.0, 0.0, 0.0, 0.0).build()
-
-
-def forget_replies(policy):
-    """Empty the reply tables (a new game)."""
-    policy.reply1[:] = NO_REPLY
-    policy.reply2[:] = NO_REPLY
+    return PolicyConfig(0.0, 0.0, 0.0, 0.0, 0.0, 1000, 0.0).build()
 
 
 def new_rng(seed):
@@ -316,17 +292,6 @@ def is_nakade_throw_in(b, p, color):
 
 
 @njit(**NO_ALLOC)
-def _cramped_for_both(b, p, words):
-    """Return True if neither colour can play the empty point p and keep two liberties: for
-    each, the move is illegal, or captures nothing and leaves its chain one liberty or none."""
-    for color in (BLACK, WHITE):
-        if is_legal(b, p, color) and (captures_something(b, p, color)
-                                      or liberties_after(b, p, color, words) >= 2):
-            return False
-    return True
-
-
-@njit(**NO_ALLOC)
 def _other_liberty(b, head, p):
     """Return a liberty of the chain with this head other than p, or -1."""
     for word in range(b.libs.shape[1]):
@@ -339,32 +304,6 @@ def _other_liberty(b, head, p):
     return -1
 
 
-@njit(**NO_ALLOC)
-def breaks_local_seki(b, p, words):
-    """Return True if a move at p would break a local seki, as Pachi's breaking_local_seki
-    reads one: p touches a black and a white chain of two liberties each, and p, the black
-    chain's other liberty and the white chain's other liberty are each a self-atari (or
-    illegal) for both colours. Shared liberties or not, in eyes or not, whoever fills first
-    is captured, so a playout that plays there turns a seki into a capture."""
-    w = b.info[WIDTH]
-    black = -1
-    white = -1
-    for d in (-w, -1, 1, w):
-        n = p + d
-        s = b.stones[n]
-        if s == BLACK and black < 0 and b.nlibs[b.chain[n]] == 2:
-            black = b.chain[n]
-        elif s == WHITE and white < 0 and b.nlibs[b.chain[n]] == 2:
-            white = b.chain[n]
-    if black < 0 or white < 0 or not _cramped_for_both(b, p, words):
-        return False
-    other = _other_liberty(b, black, p)
-    if not _cramped_for_both(b, other, words):
-        return False
-    other2 = _other_liberty(b, white, p)
-    return other2 == other or _cramped_for_both(b, other2, words)
-
-
 @njit(**NO_ALLOC_INLINE)
 def _acceptable(b, p, color, policy, words, rng):
     """Return True if p is legal for color, not its own eye, and not a rejected self-atari."""
@@ -373,9 +312,6 @@ def _acceptable(b, p, color, policy, words, rng):
     if is_true_eye_like(b, p, color) or not is_legal(b, p, color):
         return False
     if is_bad_selfatari(b, p, color, policy.rates[R_SELFATARI_MAX], words):
-        if policy.rates[R_SEKI_REJECT] > 0 and breaks_local_seki(b, p, words) \
-                and rand_float(rng) < policy.rates[R_SEKI_REJECT]:
-            return False
         return rand_float(rng) >= policy.rates[R_SELFATARI_REJECT]
     return True
 
@@ -438,73 +374,6 @@ def atari_moves(b, color, last, cands, words, ladder):
                                                               ladder):
             n = add_candidate(cands, n, lib)
     return n
-
-
-@njit(**NO_ALLOC_INLINE)
-def ladder_move(b, color, last, last2, words, ladder):
-    """Return the move that carries on a ladder, or PASS: the capture of an opponent chain
-    that our previous move put in atari and that the opponent left there (its extension runs
-    into the ladder, which the escape rule knows), else the atari on the last move's chain of
-    two liberties, next to our previous move, that catches it in a ladder. Without this the
-    playouts chase a ladder only by chance, at each step half the time at the right liberty,
-    so a chain that runs out a working ladder lives in most of them."""
-    if last2 == PASS:
-        return PASS
-    w = b.info[WIDTH]
-    opponent = 3 - color
-    for d in (-w, -1, 1, w):
-        q = last2 + d
-        if b.stones[q] == opponent and b.nlibs[b.chain[q]] == 1:
-            p = first_liberty(b, b.chain[q])
-            if is_legal(b, p, color):
-                return p
-    if b.stones[last] != opponent or b.nlibs[b.chain[last]] != 2:
-        return PASS
-    # A ladder goes on where our previous move touched the chain (its atari, which the last
-    # move answered by extending); elsewhere the reader would cost more than it finds.
-    head = b.chain[last]
-    for d in (-w, -1, 1, w):
-        if b.chain[last2 + d] == head:
-            return _ladder_atari(b, color, head, last, words, ladder)
-    return PASS
-
-
-@njit(**NO_ALLOC)
-def _ladder_atari(b, color, head, last, words, ladder):
-    """Return the liberty of the two-liberty opponent chain (head) where color's atari
-    catches it in a ladder, or PASS. Only for a chain that the last move extended out of
-    atari, whose two liberties are then both next to the last move."""
-    first = first_liberty(b, head)
-    second = _other_liberty(b, head, first)
-    if not (_adjacent(b, first, last) and _adjacent(b, second, last)):
-        return PASS
-    for p, q in ((first, second), (second, first)):
-        # The chain extends at q: with three empty points around q (p, like q a neighbour of
-        # the last move, is not one of them) it escapes, which settles it without the reader.
-        if _empty_neighbours(b, q) >= 3:
-            continue
-        if not captures_something(b, p, color) and liberties_after(b, p, color, words) >= 2 \
-                and atari_starts_ladder(b, p, head, ladder):
-            return p
-    return PASS
-
-
-@njit(**NO_ALLOC_INLINE)
-def _empty_neighbours(b, p):
-    """Return how many of p's four neighbours are empty."""
-    w = b.info[WIDTH]
-    n = 0
-    for d in (-w, -1, 1, w):
-        if b.stones[p + d] == EMPTY:
-            n += 1
-    return n
-
-
-@njit(**NO_ALLOC_INLINE)
-def _adjacent(b, p, q):
-    """Return True if p and q are neighbours."""
-    d = abs(p - q)
-    return d == 1 or d == b.info[WIDTH]
 
 
 @njit(**NO_ALLOC)
@@ -664,14 +533,6 @@ def policy_move(b, color, policy, cands, words, ladder, rng):
                       words, rng)
             if p != PASS:
                 return p
-        if rates[R_LADDER] > 0 and rand_float(rng) < rates[R_LADDER]:
-            p = ladder_move(b, color, last, b.info[LAST_MOVE2], words, ladder)
-            if p != PASS:
-                return p
-        if rates[R_REPLY] > 0 and rand_float(rng) < rates[R_REPLY]:
-            p = last_good_reply(policy, color, last, b.info[LAST_MOVE2])
-            if p != NO_REPLY and _acceptable(b, p, color, policy, words, rng):
-                return p
         if rates[R_KO] > 0 and b.info[LAST_KO_COLOR] == color \
                 and b.info[LAST_KO_MOVE] == b.info[MOVE_NUMBER] - 3 \
                 and rand_float(rng) < rates[R_KO]:
@@ -693,48 +554,6 @@ def policy_move(b, color, policy, cands, words, ladder, rng):
             if p != PASS:
                 return p
     return random_move(b, color, policy, words, rng)
-
-
-@njit(**NO_ALLOC)
-def last_good_reply(policy, color, last, last2):
-    """Return color's stored reply to the last two moves, else to the last move, or
-    NO_REPLY."""
-    k = color - 1
-    if last2 != PASS and policy.reply2.shape[1] > 1:
-        p = policy.reply2[k, last2 * REPLY_STRIDE + last]
-        if p != NO_REPLY:
-            return p
-    return policy.reply1[k, last]
-
-
-@njit(**NO_ALLOC)
-def learn_replies(policy, moves, n, first_color, winner):
-    """Update the reply tables from a finished playout: moves[:n] (colours alternating from
-    first_color, PASS allowed) won by winner (0: a jigo teaches nothing). Each of the winner's
-    moves becomes its reply to the one or two moves before it; each of the loser's moves is
-    forgotten as a reply there (Baier and Drake's last good reply with forgetting).
-    Threads share the tables; a lost update only costs a little knowledge."""
-    if winner == 0:
-        return
-    two = policy.reply2.shape[1] > 1
-    for i in range(1, n):
-        p = moves[i]
-        q = moves[i - 1]
-        if p == PASS or q == PASS:
-            continue
-        color = first_color if i % 2 == 0 else 3 - first_color
-        k = color - 1
-        q2 = moves[i - 2] if i >= 2 else PASS
-        slot2 = q2 * REPLY_STRIDE + q
-        if color == winner:
-            policy.reply1[k, q] = p
-            if two and q2 != PASS:
-                policy.reply2[k, slot2] = p
-        else:
-            if policy.reply1[k, q] == p:
-                policy.reply1[k, q] = NO_REPLY
-            if two and q2 != PASS and policy.reply2[k, slot2] == p:
-                policy.reply2[k, slot2] = NO_REPLY
 
 
 @njit(cache=True, nogil=True)

@@ -35,7 +35,6 @@ from dataclasses import replace
 from engine import board as bd
 from engine.gtp import GtpEngine
 from engine.player import Player, quick_move
-from engine.tactics import warm_up as tactics_warm_up
 
 log = logging.getLogger("warmup")
 
@@ -153,8 +152,7 @@ class Warmup:
 
     def _start_compiler(self):
         with self._compiler_lock:
-            if self.compiler is None or self._compiler_stopped \
-                    or search_cached(self.config.search.tactics_prior > 0):
+            if self.compiler is None or self._compiler_stopped or search_cached():
                 return
             log.info("warm-up: compiling the search in a separate process")
             self._compiler_process = subprocess.Popen(self.compiler, stdin=subprocess.DEVNULL,
@@ -213,15 +211,9 @@ class Warmup:
 
     def _search(self, engine):
         self._session(engine, SEARCH_SESSION)
-        if self.config.search.tactics_prior > 0:
-            tactics_warm_up()
 
 
-def search_cached(tactics=False):
-    """Return True when numba's cache (NUMBA_CACHE_DIR) holds the search's compiled code (and
-    with tactics, the capture reader's)."""
+def search_cached():
+    """Return True when numba's cache (NUMBA_CACHE_DIR) holds the search's compiled code."""
     folder = os.environ.get("NUMBA_CACHE_DIR")
-    if not folder:
-        return False
-    names = ["search.search_step"] + (["tactics.tactical_moves"] if tactics else [])
-    return all(any(pathlib.Path(folder).glob(f"*/{name}-*.nbi")) for name in names)
+    return bool(folder) and any(pathlib.Path(folder).glob("*/tree.search_step-*.nbi"))

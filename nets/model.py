@@ -18,6 +18,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from engine import board as bd
+from nets import DEFAULT_WEIGHTS
 from nets import features as feat
 
 CONFIGS = {
@@ -39,15 +40,6 @@ CONFIGS = {
 LATER_CONFIG_KEYS = {"value": False, "value_convs": 0, "value_ownership": False}
 # The value head's komi input is komi / KOMI_SCALE, seen from the side to move.
 KOMI_SCALE = 10.0
-
-_WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "weights")
-# The search's net: sized for its batches on 2 CPU cores (>= 500 positions/s in fp32), with
-# the value head the search mixes into its win rates (gtp_main.DEFAULT_VALUE_WEIGHT).
-DEFAULT_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu_value.pt")
-# The pure-network player's net: deeper and slower, affordable since it evaluates one position
-# (8 symmetries) per move, where the search needs hundreds per second. Its games were measured
-# with it; cpu.pt and cpu_value.pt, trained further, are now the more accurate on held-out moves.
-POLICY_ONLY_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu10.pt")
 
 WEIGHTS_FORMAT = 1
 BATCH_NORM_EPS = 1e-5     # nn.BatchNorm2d's default, which PolicyNet uses

@@ -26,7 +26,7 @@ from numba import njit
 from engine import board as bd
 from engine import shapes as sh
 from engine.ladder import new_ladder_scratch
-from engine.search import candidate_moves
+from engine.tree import candidate_moves
 from nets import data as nd
 
 # Candidate moves of a position: at most its empty points, on the largest board the rules allow.

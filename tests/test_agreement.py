@@ -21,7 +21,7 @@ from sgf_moves import non_touching_moves
 # lists), so it agrees with every position exactly when the benchmark replays the games right;
 # otherwise, or with --always, it answers --always (default 'pass'). lz-genmove_analyze answers
 # 'pass' as the most visited move and the game's move as the network's favourite, two win-rate
-# points behind, so only a negative --favourite-margin picks the game's move.
+# points behind, so only a negative favourite_margin picks the game's move.
 ORACLE = r'''
 import argparse, json, sys
 parser = argparse.ArgumentParser()
@@ -232,25 +232,18 @@ def test_analyze_keeps_the_root_and_rechooses_under_each_margin(archive, tmp_pat
     results = tmp_path / "results.jsonl"
     base = ["--data", path, "--positions", "3", "--engine", command]
     status, summary = _run(capsys, base + ["--analyze", "--results", str(results),
-                                           "--favourite-margins", "0.05", "-0.05",
-                                           "--choice-prior-powers", "0.1", "0.5",
-                                           "--choice-min-priors", "0.05", "0.2"])
+                                           "--favourite-margins", "0.05", "-0.05"])
     assert status == 0
     assert (summary["positions"], summary["agreed"]) == (3, 0)
+    # pass: 100 visits, win rate 0.5, prior 0.1; the game's move: 60 visits, 0.48, prior 0.6.
     assert summary["favourite_margins"] == {"0.05": {"positions": 3, "agreed": 0},
                                             "-0.05": {"positions": 3, "agreed": 3}}
-    # pass: 100 visits, prior 0.1; the game's move: 60 visits, prior 0.6.
-    assert summary["choice_prior_powers"] == {"0.1": {"positions": 3, "agreed": 0},
-                                              "0.5": {"positions": 3, "agreed": 3}}
-    assert summary["choice_min_priors"] == {"0.05": {"positions": 3, "agreed": 0},
-                                            "0.2": {"positions": 3, "agreed": 3}}
     assert sum(c.startswith("lz-genmove_analyze") for c in log.read_text().splitlines()) == 3
-    # The same searches with the power only from a move after every position's: as played.
-    status, late = _run(capsys, base + ["--analyze", "--results", str(results),
-                                        "--choice-prior-powers", "0.5",
-                                        "--choice-prior-from", "10000"])
+    # The same searches rechosen again from the results file: no position is asked again.
+    status, again = _run(capsys, base + ["--analyze", "--results", str(results),
+                                         "--favourite-margins", "-0.05"])
     assert status == 0
-    assert late["choice_prior_powers"] == {"0.5": {"positions": 3, "agreed": 0}}
+    assert again["favourite_margins"] == {"-0.05": {"positions": 3, "agreed": 3}}
     assert sum(c.startswith("lz-genmove_analyze") for c in log.read_text().splitlines()) == 3
     first = json.loads(results.read_text().splitlines()[0])
     assert first["played"] == "pass"
@@ -273,7 +266,7 @@ def test_pass_and_resign_answers_are_misses(archive, tmp_path, capsys):
 def test_darkgo_engine_end_to_end(archive, capsys):
     path, _ = archive
     argv = ["--data", path, "--positions", "10", "--seed", "1", "--", "--net", "none",
-            "--rollouts", "50", "--threads", "1", "--seed", "1", "--max-nodes", "20000"]
+            "--rollouts", "50", "--threads", "1", "--seed", "1", "--set", "max_nodes=20000"]
     status, summary = _run(capsys, argv)
     assert status == 0
     assert summary["positions"] == 3
@@ -282,7 +275,7 @@ def test_darkgo_engine_end_to_end(archive, capsys):
     assert summary["by_stage"]["0-49"]["positions"] == 3
     assert summary["seconds_per_move"] > 0 and summary["seconds_per_move_median"] > 0
     assert "--resign-threshold 0" in summary["engine"]
-    assert summary["engine"].endswith("--max-nodes 20000")
+    assert summary["engine"].endswith("--set max_nodes=20000")
     assert summary["engine_name"].startswith("darkgo")
     assert summary["data"] == [path] and summary["seed"] == 1
 
@@ -296,7 +289,7 @@ def test_darkgo_analyze_records_the_root_its_move_was_chosen_from(archive, tmp_p
     results = tmp_path / "results.jsonl"
     argv = ["--data", path, "--positions", "3", "--seed", "1", "--analyze", "--results",
             str(results), "--", "--net", "none", "--rollouts", "50", "--threads", "1", "--seed",
-            "1", "--max-nodes", "20000"]
+            "1", "--set", "max_nodes=20000"]
     status, summary = _run(capsys, argv)
     assert status == 0 and summary["positions"] == 3
     for line in results.read_text().splitlines():

@@ -8,7 +8,8 @@ import gtp_main
 from engine import board as bd
 from engine.game import Game
 from engine.gtp import ANALYSIS_MIN_VISIT_SHARE
-from engine.search import PV_CHILDREN, MoveStats, Search, SearchConfig, SearchResult
+from engine.search import PV_CHILDREN, MoveStats, Search, SearchResult
+from engine.search_config import SearchConfig
 
 
 
@@ -256,7 +257,7 @@ def test_the_search_line_gives_each_top_move_its_prior(caplog):
 
 def test_the_search_line_gives_the_tree_at_most_its_pools(caplog):
     """Claims past a full pool still count, but the tree never holds more than its pools."""
-    e = engine("--max-nodes", "40")
+    e = engine("--set", "max_nodes=40")
     with caplog.at_level("INFO", logger="gtp"):
         e.handle_line("genmove b\n", io.StringIO())
     line = [r.getMessage() for r in caplog.records if "playouts in" in r.getMessage()][-1]
@@ -274,7 +275,7 @@ def test_board_answers_parse_as_gogui_reads_them():
     # GoGui takes an answer from its first space on, then wants a full row of values per
     # board line (GtpUtil.parseStringBoard skips blank lines): '=' then a newline lost the
     # first value of the top row.
-    e = engine("--net", "none", "--ownership-runs", "50")
+    e = engine("--net", "none", "--set", "ownership_runs=50")
     for command in ("play b E5", "play w C3"):
         e.handle_line(command + "\n", io.StringIO())
     for command in ("gogui-ownership", "gogui-visits b", "showboard"):

@@ -54,7 +54,7 @@ def test_a_quit_that_arrives_while_a_move_is_searched_cuts_the_search_short():
 
 
 def test_commands_queued_before_quit_are_served_in_full():
-    e = engine("--rollouts", "300", "--no-early-stop")
+    e = engine("--rollouts", "300", "--set", "early_stop=false")
     out = io.StringIO()
     e.serve(io.StringIO("genmove b\nquit\n"), out)
     move, quit = answers(out.getvalue())

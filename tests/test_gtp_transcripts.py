@@ -15,7 +15,7 @@ import gtp_main
 
 HERE = Path(__file__).parent / "gtp"
 # The seed means something only with one search thread (the default, auto, may run more).
-DEFAULT_FLAGS = ["--rollouts", "300", "--seed", "1", "--threads", "1", "--ownership-runs", "200",
+DEFAULT_FLAGS = ["--rollouts", "300", "--seed", "1", "--threads", "1", "--set", "ownership_runs=200",
                  "--boardsize", "9", "--komi", "7"]
 
 

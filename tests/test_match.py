@@ -299,8 +299,67 @@ def test_margin_marks_keep_resignations_apart_from_jigos():
     assert lost == [2, 5]
 
 
-def test_plot_is_written_with_matplotlib(capsys, tmp_path, fake):
-    pytest.importorskip("matplotlib")
+class FakeAxes:
+    """Stands for a matplotlib Axes: records the calls of the methods write_plot uses (any
+    other is an AttributeError, so a new call shows up here)."""
+    transAxes = "axes"
+
+    def __init__(self):
+        self.calls = {}
+
+
+for _method in ("fill_between", "plot", "axhline", "set_ylim", "set_ylabel", "set_title",
+                "legend", "bar", "scatter", "text", "set_xlabel"):
+    setattr(FakeAxes, _method, lambda self, *args, _name=_method, **kwargs:
+            self.calls.setdefault(_name, []).append((args, kwargs)))
+
+
+class FakeFigure:
+    def tight_layout(self):
+        pass
+
+    def savefig(self, path, dpi):
+        with open(path, "wb") as handle:
+            handle.write(b"\x89PNG\r\n\x1a\n")
+
+
+def fake_matplotlib(monkeypatch):
+    """Install a stand-in for matplotlib (not a test dependency); return the two Axes that
+    write_plot will draw on."""
+    import types
+    axes = (FakeAxes(), FakeAxes())
+    pyplot = types.ModuleType("matplotlib.pyplot")
+    pyplot.subplots = lambda rows, columns, figsize, sharex: (FakeFigure(), axes)
+    pyplot.close = lambda figure: None
+    module = types.ModuleType("matplotlib")
+    module.use = lambda backend: None
+    module.pyplot = pyplot
+    monkeypatch.setitem(sys.modules, "matplotlib", module)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", pyplot)
+    return axes
+
+
+def test_the_plot_draws_the_running_win_rate_and_each_counted_margin(tmp_path, monkeypatch):
+    top, bottom = fake_matplotlib(monkeypatch)
+    records = [{"result": "B+3.5", "winner_engine": "A", "winner": "B", "scored": True},
+               {"result": "W+R", "winner_engine": "B", "winner": "W", "scored": True},
+               {"result": "0", "winner_engine": None, "winner": None, "scored": True}]
+    summary = {"engine_a": "a", "engine_b": "b",
+               "sprt": {"elo0": 0, "elo1": 100, "decision": "continue", "llr": 0.1}}
+    plot = tmp_path / "match.png"
+    assert match.write_plot(str(plot), summary, records)
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (games, rates), _ = top.calls["plot"][0]
+    assert games == [1, 2, 3] and rates == pytest.approx([1.0, 0.5, 0.5])
+    (_, lows, highs), _ = top.calls["fill_between"][0]
+    assert [(low, high) for low, high in zip(lows, highs)] == pytest.approx(
+        [match.wilson_interval(points, n) for points, n in ((1, 1), (1, 2), (1.5, 3))])
+    assert "SPRT [0, 100]: continue" in top.calls["set_title"][0][0][0]
+    assert bottom.calls["bar"][0][0] == ([1, 3], [3.5, 0.0])
+
+
+def test_plot_through_the_match_runner_is_written(capsys, tmp_path, fake, monkeypatch):
+    fake_matplotlib(monkeypatch)
     plot = tmp_path / "match.png"
     run_match(capsys, tmp_path, fake(), fake(), "--plot", str(plot), "--sprt", "0,100")
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from engine.game import Game, vertex_to_xy
+from nets import DEFAULT_WEIGHTS
 from nets import features as feat
 from nets import model as nm
 
@@ -222,7 +223,7 @@ def test_policy_priors_on_engine_boards():
 
 
 def test_default_weights_path_and_devices():
-    assert nm.DEFAULT_WEIGHTS.endswith("cpu_value.pt")
+    assert DEFAULT_WEIGHTS.endswith("cpu_value.pt")
     assert nm.resolve_device("cpu").type == "cpu"
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA"):

@@ -8,12 +8,14 @@ import pytest
 import gtp_main
 from asciiboard import game_from_diagram
 from engine import board as bd
-from engine import playout as po
+from engine import config
 from engine.game import Game
-from engine.player import (MIN_OWNERSHIP_RUNS, MOVE_OVERHEAD, OWNERSHIP_SECONDS_PER_RUN_POINT,
-                           Clock, Player, PlayerConfig, TimeControl, robust_choice,
-                           seki_points)
-from engine.search import MoveStats, SearchConfig, SearchResult
+from engine.player import (MIN_OWNERSHIP_RUNS, OWNERSHIP_SECONDS_PER_RUN_POINT, Player,
+                           PlayerConfig, robust_choice, seki_points)
+from engine.search import MoveStats, SearchResult
+from engine.search_config import SearchConfig
+from engine.time_policy import MOVE_OVERHEAD, Clock, TimeControl
+from nets import DEFAULT_WEIGHTS, POLICY_ONLY_WEIGHTS
 
 
 # Black owns 36 points on the left, White 45 on the right.
@@ -321,11 +323,12 @@ def test_does_not_resign_while_the_move_the_final_choice_passed_over_still_has_c
         game.play(game.to_play, bd.PASS)
     passed_over = root((1, 600, 0.15, 0.01), (2, 400, 0.05, 0.3), playouts=1000)
     hopeless = root((1, 600, 0.08, 0.01), (2, 400, 0.05, 0.3), playouts=1000)
-    p = player(rollouts=1000, choice_min_prior=0.05)
-    chosen = robust_choice(passed_over, p.config.favourite_margin, min_prior=0.05)
+    # A negative margin lets the network's favourite win with a lower win rate.
+    p = player(rollouts=1000, favourite_margin=-0.2)
+    chosen = robust_choice(passed_over, p.config.favourite_margin)
     assert chosen.point == 2
     assert not any(p._should_resign(game, passed_over, chosen) for _ in range(5))
-    chosen = robust_choice(hopeless, p.config.favourite_margin, min_prior=0.05)
+    chosen = robust_choice(hopeless, p.config.favourite_margin)
     assert [p._should_resign(game, hopeless, chosen) for _ in range(3)][-1]
 
 
@@ -346,7 +349,7 @@ def test_pondering_stops_while_the_next_move_can_still_reuse_the_tree():
     # edge pool, and the search looks at it every 5 ms (about 0.5% of it).
     args = gtp_main.build_parser().parse_args(["--ponder", "--net", "none", "--rollouts", "400",
                                                "--boardsize", "9", "--threads", "1",
-                                               "--max-nodes", "20000"])
+                                               "--set", "max_nodes=20000"])
     engine = gtp_main.build_engine(args)
     engine.handle_line("genmove b\n", io.StringIO())
     _, thread = engine._start_pondering()
@@ -380,41 +383,24 @@ def test_cleanup_captures_dead_stones_before_passing():
     assert p.genmove(game, bd.BLACK, cleanup=True) == bd.PASS
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--net", "none", "--policy-only"], "--policy-only needs the network"),
-    (["--net", "none", "--symmetries", "8"], "--symmetries sets how the network"),
-    (["--net", "none", "--value-eqex", "8"], "need the network's value head"),
-    (["--net", "none", "--value-weight", "0.3"], "need the network's value head"),
-])
-def test_network_flags_without_the_network_are_refused(flags, message, capsys):
-    assert gtp_main.main(flags) == 2
-    assert message in capsys.readouterr().err
+def test_policy_only_without_the_network_is_refused(capsys):
+    assert gtp_main.main(["--net", "none", "--policy-only"]) == 2
+    assert "--policy-only needs the network" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("flags", [["--score-weight", "1.5"], ["--score-weight", "-0.1"],
-                                   ["--score-scale", "0"], ["--score-scale", "inf"],
-                                   ["--score-scale", "nan"], ["--favourite-margin", "-1.5"],
-                                   ["--favourite-margin", "nan"],
-                                   ["--choice-prior-power", "-0.1"],
-                                   ["--choice-prior-power", "nan"],
-                                   ["--choice-prior-power", "inf"]])
-def test_score_and_choice_flags_out_of_range_are_refused(flags, capsys):
+@pytest.mark.parametrize("margin", ["-1.5", "nan"])
+def test_a_favourite_margin_out_of_range_is_refused(margin, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        gtp_main.build_parser().parse_args(flags)
+        gtp_main.build_parser().parse_args(["--set", f"favourite_margin={margin}"])
     assert exit_info.value.code == 2
-    assert flags[0] in capsys.readouterr().err
+    assert "favourite_margin: must be >= -1 and <= 1" in capsys.readouterr().err
 
 
 def test_the_favourite_margin_reaches_the_player():
     parse = gtp_main.build_parser().parse_args
     assert gtp_main.player_config(parse([])).favourite_margin == 0.05
-    assert gtp_main.player_config(parse(["--favourite-margin", "-0.03"])).favourite_margin == -0.03
-
-
-def test_score_flags_reach_the_search():
-    args = gtp_main.build_parser().parse_args(["--score-weight", "0.2", "--score-scale", "0.3"])
-    search = gtp_main.player_config(args).search
-    assert (search.score_weight, search.score_scale) == (0.2, 0.3)
+    assert gtp_main.player_config(parse(["--set", "favourite_margin=-0.03"])).favourite_margin \
+        == -0.03
 
 
 def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(tmp_path):
@@ -422,11 +408,11 @@ def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(t
     parser = gtp_main.build_parser()
     searching = gtp_main.load_evaluator(parser.parse_args(["--device", "cpu"]))
     pure = gtp_main.load_evaluator(parser.parse_args(["--device", "cpu", "--policy-only"]))
-    assert searching.model.config == nm.read_weights(nm.DEFAULT_WEIGHTS)["config"]
-    assert pure.model.config == nm.read_weights(nm.POLICY_ONLY_WEIGHTS)["config"]
+    assert searching.model.config == nm.read_weights(DEFAULT_WEIGHTS)["config"]
+    assert pure.model.config == nm.read_weights(POLICY_ONLY_WEIGHTS)["config"]
     assert pure.model.config["depth"] > searching.model.config["depth"]
     chosen = gtp_main.load_evaluator(parser.parse_args(
-        ["--device", "cpu", "--policy-only", "--weights", nm.DEFAULT_WEIGHTS]))
+        ["--device", "cpu", "--policy-only", "--weights", DEFAULT_WEIGHTS]))
     assert chosen.model.config == searching.model.config
 
 
@@ -435,11 +421,10 @@ WITHOUT_VALUE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
                              "weights", "cpu.pt")
 
 
-@pytest.mark.parametrize("flag", [["--value-weight", "0.3"], ["--value-eqex", "8"]])
-def test_value_flags_need_weights_with_a_value_head(flag):
-    from nets import model as nm
+def test_the_value_weight_needs_weights_with_a_value_head():
+    flag = ["--set", "value_weight=0.3"]
     parse = gtp_main.build_parser().parse_args
-    with pytest.raises(ValueError, match="need weights with a value head"):
+    with pytest.raises(ValueError, match="needs weights with a value head"):
         gtp_main.load_evaluator(parse(["--device", "cpu", "--weights", WITHOUT_VALUE, *flag]))
     assert gtp_main.load_evaluator(parse(["--device", "cpu", *flag])).has_value
 
@@ -452,29 +437,16 @@ def search_of(flags):
 
 def test_the_default_search_mixes_the_value_in_before_move_200():
     default = search_of([])
-    assert (default.value_weight, default.value_until) == (
-        gtp_main.DEFAULT_VALUE_WEIGHT, gtp_main.DEFAULT_VALUE_UNTIL)
-    assert default.value_weight > 0 and default.value_until == 200
-    assert search_of(["--value-weight", "0"]).value_weight == 0
-    assert search_of(["--value-weight", "0.5", "--value-until", "0"]).value_until == 0
+    assert (default.value_weight, default.value_until) == (config.NET_VALUE_WEIGHT, 200)
+    assert default.value_weight > 0
+    assert search_of(["--set", "value_weight=0"]).value_weight == 0
+    assert search_of(["--set", "value_weight=0.5", "--set", "value_until=0"]).value_until == 0
 
 
 def test_weights_without_a_value_head_search_on_playouts_alone():
     assert search_of(["--weights", WITHOUT_VALUE]).value_weight == 0
     assert search_of(["--net", "none"]).value_weight == 0
     assert gtp_main.player_config(gtp_main.build_parser().parse_args([])).search.value_weight == 0
-
-
-def test_dead_stone_judgement_does_not_depend_on_the_searchs_learnt_replies():
-    game = game_from_diagram("\n".join(["." * 9] * 9))
-    game.play(bd.BLACK, game.parse_vertex("E5"))
-    config = PlayerConfig(rollouts=2000, ownership_runs=200,
-                          search=SearchConfig(seed=1, policy=po.PolicyConfig(reply=1.0)))
-    before = Player(config, 9).ownership(game).mean.copy()
-    searched = Player(config, 9)
-    searched.search.run(game, 2000)
-    assert (searched.search.policy.reply1 != po.NO_REPLY).any()
-    assert (searched.ownership(game).mean == before).all()
 
 
 def root(*children, playouts=0):
@@ -499,43 +471,6 @@ def test_a_negative_favourite_margin_gives_the_favourite_near_ties_only():
     assert robust_choice(near_tie, -0.03).point == 2
     assert robust_choice(root((1, 100, 0.50, 0.2), (2, 60, 0.46, 0.6)), -0.03).point == 1
     assert robust_choice(root((1, 100, 0.50, 0.2), (2, 20, 0.50, 0.6)), -0.03).point == 1
-
-
-def test_a_minimum_prior_passes_over_the_moves_the_network_rules_out():
-    ruled_out = root((1, 100, 0.55, 0.001), (2, 80, 0.50, 0.3), (3, 20, 0.70, 0.6))
-    assert robust_choice(ruled_out, 0.05).point == 1
-    assert robust_choice(ruled_out, 0.05, min_prior=0.002).point == 2
-    assert robust_choice(ruled_out, 0.05, min_prior=0.001).point == 1
-    # Only a move searched enough replaces it (3 has a fifth of the visits) ...
-    assert robust_choice(root((1, 100, 0.55, 0.001), (3, 20, 0.70, 0.6)), 0.05,
-                         min_prior=0.002).point == 1
-    # ... and the favourite's guard still applies to the move chosen.
-    assert robust_choice(root((1, 100, 0.55, 0.001), (2, 80, 0.50, 0.1), (3, 40, 0.60, 0.6)),
-                         0.05, min_prior=0.002).point == 3
-
-
-def test_a_prior_power_lets_the_likelier_move_win_near_ties_of_visits():
-    near_tie = root((1, 100, 0.52, 0.01), (2, 80, 0.50, 0.5))
-    assert robust_choice(near_tie, 0.05).point == 1
-    assert robust_choice(near_tie, 0.05, 0.2).point == 2       # 80 x 50 ** 0.2 > 100
-    assert robust_choice(root((1, 100, 0.52, 0.01), (2, 40, 0.50, 0.5)), 0.05, 0.2).point == 1
-    # A move the network gives nothing keeps a chance when the search clearly prefers it.
-    assert robust_choice(root((1, 1000, 0.60, 0.0), (2, 50, 0.45, 0.9)), 0.05, 0.2).point == 1
-    # The favourite's guard still applies to the move the power picks.
-    assert robust_choice(root((1, 100, 0.40, 0.02), (2, 95, 0.40, 0.2), (3, 50, 0.60, 0.3)),
-                         0.05, 0.2).point == 3
-
-
-def test_the_choice_prior_power_reaches_the_player():
-    parse = gtp_main.build_parser().parse_args
-    assert gtp_main.player_config(parse([])).choice_prior_power == 0.0
-    assert gtp_main.player_config(parse(["--choice-prior-power", "0.2"])).choice_prior_power == 0.2
-    late = gtp_main.player_config(parse(["--choice-prior-power", "1", "--choice-prior-from",
-                                         "100"]))
-    assert late.choice_prior_power_at(99) == 0.0
-    assert late.choice_prior_power_at(100) == late.choice_prior_power_at(250) == 1.0
-    assert gtp_main.player_config(parse(["--choice-prior-power", "1"])).choice_prior_power_at(0) \
-        == 1.0
 
 
 def test_answers_an_approach_instead_of_passing_first():

@@ -12,8 +12,10 @@ from engine.ladder import new_ladder_scratch
 from engine.game import Game
 from engine.patterns import pattern_table
 from engine.shapes import empty_model
-from engine.search import (C_EDGES, C_NODES, EXPANDED, UNEXPANDED, MoveTime, Search, SearchConfig,
-                           find_child, time_verdict, unclear)
+from engine.search import Search
+from engine.search_config import SearchConfig
+from engine.time_policy import MoveTime, time_verdict, unclear
+from engine.tree import C_EDGES, C_NODES, EXPANDED, UNEXPANDED, find_child
 from asciiboard import game_from_diagram
 
 
@@ -158,7 +160,7 @@ def test_a_full_edge_pool_sends_no_leaf_to_the_network_twice():
     # leaf is evaluated on the search thread, so the tree does not depend on the server's
     # timing, and every evaluation is one value backed up through a root edge.
     config = SearchConfig(seed=5, max_nodes=5000, max_edges=400, early_stop=False,
-                          value_weight=0.5, value_eqex=10, deterministic=True)
+                          value_weight=0.5, deterministic=True)
     search = Search(config, 9, evaluator=tiny_evaluator())
     try:
         search.run(Game(9), 2000)
@@ -184,30 +186,12 @@ def tiny_evaluator(fail=False):
     return policy
 
 
-@pytest.mark.parametrize("value_until,kept", [(0, True), (1, False)])
-def test_the_value_experience_leaves_with_the_tree_at_value_until(value_until, kept):
-    # --value-eqex's experience sits in the edges' prior playouts; from --value-until on the
-    # value is meant to be off, so the tree counted with it is not kept.
-    game = Game(9)
-    search = Search(SearchConfig(seed=2, early_stop=False, value_eqex=10,
-                                 value_until=value_until), 9, evaluator=tiny_evaluator())
-    try:
-        result = search.run(game, 600)
-        child = find_child(search.tree, search.root, result.best.point)
-        game.play(bd.BLACK, result.best.point)
-        search.run(game, 50)
-        assert (search.root == child) == kept
-    finally:
-        search.close()
-
-
 @pytest.mark.parametrize("threads,tree_policy,expand_visits", [
     (1, "darkforest", 4), (2, "darkforest", 4), (2, "puct", 4), (2, "puct", 1)])
 def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads, tree_policy,
                                                                          expand_visits):
     config = SearchConfig(threads=threads, seed=6, tree_policy=tree_policy, value_weight=0.5,
-                          net_prior_eqex=5, early_stop=False, net_expand_visits=expand_visits,
-                          tactics_prior=0.2)
+                          early_stop=False, net_expand_visits=expand_visits)
     top_k, root_top_k, _ = config.breadth()
     search = Search(config, 9, evaluator=tiny_evaluator())
     try:
@@ -230,57 +214,11 @@ def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads,
         search.close()
 
 
-@pytest.mark.parametrize("weight", [0.0, 0.2])
-def test_the_tactics_prior_lifts_the_move_that_wins_a_capturing_race(weight):
-    from test_tactics import race
-    game = race(bd.WHITE, "C1", "C1")           # Black to move wins the race only by D1
-    search = Search(SearchConfig(seed=3, early_stop=False, tactics_prior=weight), 7,
-                    evaluator=tiny_evaluator())
-    try:
-        search.run(game, 50)
-        first = search.tree.node_first[search.root]
-        edges = range(first, first + search.tree.node_count[search.root])
-        prior = {game.vertex(int(search.tree.edge_move[e])): search.tree.edge_prior[e]
-                 for e in edges}
-        others = max(p for v, p in prior.items() if v != "D1")
-        if weight:
-            assert prior["D1"] >= weight / (1 + weight) > 2 * others
-        else:
-            assert prior["D1"] < 2 * others
-    finally:
-        search.close()
-
-
-def test_the_ladder_escape_factor_scales_the_share_of_running_into_a_ladder():
-    from test_ladder import LADDER, chased
-    game = chased(LADDER, "D3", bd.WHITE)       # White's atari on D4; extending at E4 is caught
-    e4 = game.parse_vertex("E4")
-    others = np.arange(game.board.stones.shape[0]) != e4
-    for escape_prior in (0.01, 0.9985):         # the network unsure, and as sure as in a game
-        priors = np.zeros(game.board.stones.shape[0], np.float32)
-        priors[others] = np.linspace(1.0, 2.0, int(others.sum()))
-        priors[others] *= (1 - escape_prior) / priors[others].sum()
-        priors[e4] = escape_prior
-        for factor in (1.0, 0.05, 0.0):
-            search = Search(SearchConfig(seed=3, ladder_escape_factor=factor), 9,
-                            evaluator=tiny_evaluator())
-            try:
-                adjusted = search._adjusted(game.board, priors)
-            finally:
-                search.close()
-            assert adjusted.sum() == pytest.approx(1.0, rel=1e-5)
-            assert adjusted[e4] == pytest.approx(escape_prior * factor, rel=1e-5)
-            ratio = adjusted[others] / priors[others]
-            assert ratio == pytest.approx(np.full(len(ratio), ratio[0]))
-        assert priors[e4] == np.float32(escape_prior)   # the network's array is left as it was
-
-
 @pytest.mark.parametrize("config,moves,reads_values", [
     (dict(), 0, False),
     (dict(value_weight=0.3), 0, True),
-    (dict(value_eqex=10), 0, True),
-    (dict(value_eqex=10, value_until=4), 3, True),
-    (dict(value_eqex=10, value_weight=0.3, value_until=4), 4, False)])
+    (dict(value_weight=0.3, value_until=4), 3, True),
+    (dict(value_weight=0.3, value_until=4), 4, False)])
 def test_the_network_server_skips_the_value_head_when_the_search_reads_no_values(
         config, moves, reads_values):
     search = Search(SearchConfig(seed=8, early_stop=False, **config), 9,
@@ -327,19 +265,20 @@ def test_a_failing_progress_callback_leaves_no_leaf_queued_or_claimed():
 
 
 @pytest.mark.parametrize("deterministic", [False, True])
-def test_a_leaf_whose_answer_cannot_be_used_is_claimed_again_later(deterministic):
+def test_a_leaf_whose_answer_cannot_be_used_is_claimed_again_later(deterministic, monkeypatch):
+    from engine import search as search_module
     search = Search(SearchConfig(seed=10, early_stop=False, deterministic=deterministic), 9,
                     evaluator=tiny_evaluator())
-    adjusted = search._adjusted
+    fill_edges = search_module.fill_edges
     calls, failures = [], []
 
-    def sometimes_broken(board, priors):
+    def sometimes_broken(*args):
         calls.append(1)
-        if 2 <= len(calls) <= 4:     # leaves: the first call is the root's
+        if len(calls) <= 3:          # the first three leaves' answers
             failures.append(1)
-            raise RuntimeError("a bug in the priors' adjustment")
-        return adjusted(board, priors)
-    search._adjusted = sometimes_broken
+            raise RuntimeError("a bug in the leaf's expansion")
+        return fill_edges(*args)
+    monkeypatch.setattr(search_module, "fill_edges", sometimes_broken)
     try:
         result = search.run(Game(9), 1000)
         assert result.playouts == 1000 and len(failures) == 3
@@ -361,7 +300,7 @@ def test_network_failure_falls_back_to_uniform_expansion():
 
 
 def test_amaf_credits_moves_the_mover_played_first_later():
-    from engine.search import backup_amaf, new_tree, expand, reset_tree
+    from engine.tree import backup_amaf, expand, new_tree, reset_tree
     game = Game(5)
     tree = new_tree(100, 1000)
     root = reset_tree(tree)
@@ -379,26 +318,17 @@ def test_amaf_credits_moves_the_mover_played_first_later():
     record = np.array([b2, c3, bd.PASS, bd.PASS], np.int32)
     first_play = np.zeros(game.board.stones.shape[0], np.int32)
 
-    def credited(distance_weight):
-        """Return the root edges' AMAF (visits, half-point wins) after one backup."""
-        tree.edge_amaf_visits[:] = 0
-        tree.edge_amaf_wins[:] = 0
-        backup_amaf(tree, path_nodes, path_edges, 1, bd.BLACK, bd.BLACK, record, 4, first_play,
-                    distance_weight)
-        assert not first_play.any()
-        return {v: (int(tree.edge_amaf_visits[e]), int(tree.edge_amaf_wins[e]))
+    backup_amaf(tree, path_nodes, path_edges, 1, bd.BLACK, bd.BLACK, record, 4, first_play)
+    assert not first_play.any()
+    credited = {v: (int(tree.edge_amaf_visits[e]), int(tree.edge_amaf_wins[e]))
                 for v, e in edge_of.items() if tree.edge_amaf_visits[e]}
-
-    assert credited(0) == {"A1": (1, 2), "C3": (1, 2)}
-    # Weighted by distance (Pachi's distance_rave 3), over the 5 moves after the root: A1,
-    # played first, counts 1 + 3 * 5 // 6 = 3 times; C3, the third move, 1 + 3 * 3 // 6 = 2.
-    assert credited(3) == {"A1": (3, 6), "C3": (2, 4)}
+    assert credited == {"A1": (1, 2), "C3": (1, 2)}
 
 
 def expanded_root(game, eqex=10):
     """Return (tree, root): a fresh root for the side to move, expanded without a network
     and with heuristic priors worth eqex playouts."""
-    from engine.search import expand, new_tree, reset_tree
+    from engine.tree import expand, new_tree, reset_tree
     tree = new_tree(10, 1000)
     root = reset_tree(tree)
     board = game.board
@@ -447,7 +377,7 @@ def test_heuristic_prior_favours_capture_and_escape_and_punishes_self_atari():
 
 
 def test_selection_at_a_fresh_node_follows_the_heuristic_prior():
-    from engine.search import select_edge
+    from engine.tree import select_edge
     game = game_from_diagram("""
         . . . . . . . . .
         . . . . . . . . .
@@ -461,7 +391,7 @@ def test_selection_at_a_fresh_node_follows_the_heuristic_prior():
     """)
     tree, root = expanded_root(game)
     params = SearchConfig(noise=0.0, rave_bias=-1.0).as_array(7.0)
-    edge = select_edge(tree, root, params, po.new_rng(1), bd.BLACK)
+    edge = select_edge(tree, root, params, po.new_rng(1))
     assert game.vertex(int(tree.edge_move[edge])) == "G4"   # the only way out of the atari
 
 
@@ -491,21 +421,11 @@ def test_heuristic_priors_only_shape_selection_not_visit_counts():
     check_invariants(search, config.expand_visits_for(9), 2)
 
 
-def test_search_teaches_the_playout_replies_and_a_new_game_forgets_them():
-    search = Search(SearchConfig(seed=2, policy=po.PolicyConfig(reply=1.0)), 9)
-    search.run(Game(9), 500)
-    learnt = int((search.policy.reply1 != po.NO_REPLY).sum())
-    assert learnt > 0 and int((search.policy.reply2 != po.NO_REPLY).sum()) > learnt
-    search.forget()
-    assert (search.policy.reply1 == po.NO_REPLY).all()
-    assert (search.policy.reply2 == po.NO_REPLY).all()
-
-
 def test_value_backup_alternates_the_mover_up_the_path():
-    from engine.search import VALUE_SCALE, backup_value, new_tree
+    from engine.tree import VALUE_SCALE, backup_value, new_tree
     tree = new_tree(10, 10)
     path = np.array([0, 1, 2], np.int32)
-    backup_value(tree, path, 3, 0.6, 0)  # the leaf's side to move expects to win 80%
+    backup_value(tree, path, 3, 0.6)     # the leaf's side to move expects to win 80%
     assert tree.edge_value_visits[:3].tolist() == [1, 1, 1]
     assert tree.edge_value_wins[:3].tolist() == [round(0.2 * VALUE_SCALE),
                                                  round(0.8 * VALUE_SCALE),
@@ -513,26 +433,10 @@ def test_value_backup_alternates_the_mover_up_the_path():
     assert tree.edge_prior_visits[:3].tolist() == [0, 0, 0]
 
 
-def test_value_eqex_gives_the_last_edge_the_value_as_experience_that_fades():
-    from engine.search import backup_value, edge_winrate, new_tree
-    tree = new_tree(10, 10)
-    path = np.array([0, 1, 2], np.int32)
-    backup_value(tree, path, 3, 0.6, 10)  # 20% for the last edge's mover
-    assert tree.edge_prior_visits[:3].tolist() == [0, 0, 10]
-    assert tree.edge_prior_wins[:3].tolist() == [0, 0, 4]      # 2 half-point wins in 10
-    # Ten playouts, all won, against the value's 20%: half and half.
-    tree.edge_visits[2], tree.edge_wins[2] = 10, 20
-    assert edge_winrate(tree, 2, 20, -1.0, 0.0, 0.0, 0.0, 1.0) == pytest.approx(0.6)
-    # After 90 more won playouts the value's share is a tenth.
-    tree.edge_visits[2], tree.edge_wins[2] = 100, 200
-    assert edge_winrate(tree, 2, 110, -1.0, 0.0, 0.0, 0.0, 1.0) == pytest.approx(
-        (200 + 4) / 220)
-
-
 def puct_root(priors, wins_visits=()):
     """Return (tree, root, params): a root with one edge per prior (moves 0, 1, ...), edge i
     given (half wins, visits) from wins_visits, and PUCT parameters without noise."""
-    from engine.search import new_tree, reset_tree
+    from engine.tree import new_tree, reset_tree
     tree = new_tree(10, 10)
     root = reset_tree(tree)
     tree.node_first[root], tree.node_count[root], tree.node_state[root] = 0, len(priors), \
@@ -548,48 +452,40 @@ def puct_root(priors, wins_visits=()):
 
 
 def test_puct_follows_the_prior_until_the_results_disagree():
-    from engine.search import select_edge
+    from engine.tree import select_edge
     tree, root, params = puct_root([0.2, 0.7, 0.1])
-    assert select_edge(tree, root, params, po.new_rng(1), bd.BLACK) == 1
+    assert select_edge(tree, root, params, po.new_rng(1)) == 1
     # A favourite that loses every playout gives way; the next by prior is tried.
     tree, root, params = puct_root([0.2, 0.7, 0.1], [(0, 0), (0, 40)])
-    assert select_edge(tree, root, params, po.new_rng(1), bd.BLACK) == 0
+    assert select_edge(tree, root, params, po.new_rng(1)) == 0
     # A modest lead in win rate does not beat a much stronger prior at few visits.
     tree, root, params = puct_root([0.1, 0.9], [(12, 10), (10, 10)])
-    assert select_edge(tree, root, params, po.new_rng(1), bd.BLACK) == 1
+    assert select_edge(tree, root, params, po.new_rng(1)) == 1
 
 
 def test_value_weight_mixes_the_network_into_the_win_rate():
-    from engine.search import VALUE_SCALE, edge_winrate
+    from engine.tree import VALUE_SCALE, edge_winrate
     tree, _, _ = puct_root([1.0], [(20, 20)])           # playouts: 50%
     tree.edge_value_visits[0], tree.edge_value_wins[0] = 4, 4 * VALUE_SCALE   # the net: 100%
-    assert edge_winrate(tree, 0, 20, -1.0, 0.0, 0.0, 0.0, 1.0) == pytest.approx(0.5)
-    assert edge_winrate(tree, 0, 20, -1.0, 0.5, 0.0, 0.0, 1.0) == pytest.approx(0.75)
-    assert edge_winrate(tree, 0, 20, -1.0, 1.0, 0.0, 0.0, 1.0) == pytest.approx(1.0)
+    assert edge_winrate(tree, 0, 20, -1.0, 0.0) == pytest.approx(0.5)
+    assert edge_winrate(tree, 0, 20, -1.0, 0.5) == pytest.approx(0.75)
+    assert edge_winrate(tree, 0, 20, -1.0, 1.0) == pytest.approx(1.0)
 
 
 def test_value_until_turns_the_value_off_for_the_endgame():
-    from engine.search import P_VALUE_WEIGHT
+    from engine.tree import P_VALUE_WEIGHT
     config = SearchConfig(value_weight=0.4, value_until=200)
     assert config.value_weight_at(0) == config.value_weight_at(199) == 0.4
     assert config.value_weight_at(200) == config.value_weight_at(300) == 0.0
     assert config.as_array(7.5, net=True, moves_played=150)[P_VALUE_WEIGHT] == 0.4
     assert config.as_array(7.5, net=True, moves_played=250)[P_VALUE_WEIGHT] == 0.0
     assert config.as_array(7.5, net=False, moves_played=150)[P_VALUE_WEIGHT] == 0.0
-    always = SearchConfig(value_weight=0.4)
+    always = SearchConfig(value_weight=0.4, value_until=0)
     assert always.as_array(7.5, net=True, moves_played=300)[P_VALUE_WEIGHT] == 0.4
 
 
-def test_value_until_turns_the_value_eqex_off_too():
-    from engine.search import P_VALUE_EQEX
-    config = SearchConfig(value_eqex=8, value_until=200)
-    assert config.as_array(7.5, net=True, moves_played=199)[P_VALUE_EQEX] == 8
-    assert config.as_array(7.5, net=True, moves_played=200)[P_VALUE_EQEX] == 0
-    assert config.as_array(7.5, net=False, moves_played=0)[P_VALUE_EQEX] == 0
-
-
 def test_decided_once_no_other_move_can_catch_up():
-    from engine.search import C_PLAYOUTS_DONE, P_EARLY_STOP, decided
+    from engine.tree import C_PLAYOUTS_DONE, P_EARLY_STOP, decided
     tree, root, params = puct_root([0.5, 0.5], [(0, 700), (0, 100)])
     tree.counters[C_PLAYOUTS_DONE] = 800
     assert decided(tree, root, params, 1000)            # 600 ahead, 200 to come
@@ -683,7 +579,7 @@ def test_a_root_searched_for_one_colour_is_not_reused_for_the_other():
 
 def test_a_fresh_tree_carries_no_score_from_the_last_one():
     # The edge pool is reused after each reset: a new edge must start with no score, or a
-    # move's mean score (--score-weight, lz-analyze's scoreMean) mixes in an old tree's.
+    # move's mean score (lz-analyze's scoreMean) mixes in an old tree's.
     search = Search(SearchConfig(seed=7, early_stop=False), 9)
     search.run(Game(9), 2000)
     game = Game(9)
@@ -701,7 +597,7 @@ def test_a_fresh_tree_carries_no_score_from_the_last_one():
 
 
 def test_backup_adds_the_final_score_for_each_mover():
-    from engine.search import backup, new_tree, reset_tree
+    from engine.tree import backup, new_tree, reset_tree
     tree = new_tree(10, 10)
     reset_tree(tree)
     path_nodes = np.array([0, -1, -1, -1], np.int32)
@@ -712,54 +608,8 @@ def test_backup_adds_the_final_score_for_each_mover():
     assert tree.edge_score_sum[:3].tolist() == [14, -14, 14]     # half points: +7 for Black
 
 
-def test_score_weight_mixes_the_score_utility_into_the_win_rate():
-    from engine.search import edge_winrate
-    tree, _, _ = puct_root([1.0], [(20, 10)])           # playouts: 100% won
-    tree.edge_score_sum[0] = 2 * 10 * 4                 # by 4 points on average
-    assert edge_winrate(tree, 0, 10, -1.0, 0.0, 0.0, 4.0, 2.0) == pytest.approx(1.0)
-    # At the expected score the utility is 0.5; a point less costs a little, more gains.
-    assert edge_winrate(tree, 0, 10, -1.0, 0.0, 0.5, 4.0, 2.0) == pytest.approx(0.75)
-    below = edge_winrate(tree, 0, 10, -1.0, 0.0, 0.5, 6.0, 2.0)
-    above = edge_winrate(tree, 0, 10, -1.0, 0.0, 0.5, 2.0, 2.0)
-    assert 0.5 < below < 0.75 < above < 1.0
-    assert below + above == pytest.approx(1.5)
-
-
-# Black wins this 7x7 game whatever happens (komi -10.5). D3 captures two white stones in
-# atari that White would otherwise connect out with D3: about 3 points more for Black.
-WON_WITH_A_CAPTURE_LEFT = """
-  A B C D E F G
-7 . X . . X . .
-6 X X X X X X X
-5 X X X O X X X
-4 X X X O X X X
-3 O O O . O O O
-2 O O O O O O O
-1 . O . . O . O
-"""
-
-
-@pytest.mark.parametrize("seed", [1, 2])
-def test_score_weight_takes_the_bigger_move_when_every_move_wins(seed):
-    shares = {}
-    for weight in (0.0, 0.3):
-        game = game_from_diagram(WON_WITH_A_CAPTURE_LEFT, komi=-10.5)
-        # With UCB1 exploration (not the default's 0 without the network) the moves share
-        # the search evenly when nothing tells them apart.
-        search = Search(SearchConfig(seed=seed, score_weight=weight, early_stop=False,
-                                     uct_c=0.3, rave_bias=0.02), 7)
-        result = search.run(game, 2000)
-        capture = game.parse_vertex("D3")
-        stats = {m.point: m for m in result.children}
-        assert all(m.winrate > 0.95 for m in result.children if m.visits >= 20)
-        assert stats[capture].score == max(m.score for m in result.children if m.visits >= 20)
-        shares[weight] = stats[capture].visits / result.playouts
-    # Without the score all moves win and look alike; with it the capture gets the search.
-    assert shares[0.0] < 0.3 and shares[0.3] > 0.7
-
-
 def test_uct_and_rave_settings_apply_to_the_search_they_name():
-    from engine.search import P_RAVE_BIAS, P_UCT_C
+    from engine.tree import P_RAVE_BIAS, P_UCT_C
     config = SearchConfig(uct_c=0.1, rave_bias=0.001, net_uct_c=0.7, net_rave_bias=-1.0)
     without, with_net = config.as_array(7.5), config.as_array(7.5, net=True)
     assert (without[P_UCT_C], without[P_RAVE_BIAS]) == (0.1, 0.001)

@@ -14,7 +14,8 @@ from engine import board as bd
 from engine import shapes as sh
 from engine.game import Game
 from engine.ladder import new_ladder_scratch
-from engine.search import P_EXPAND_VISITS, SearchConfig, candidate_moves
+from engine.search_config import SearchConfig
+from engine.tree import P_EXPAND_VISITS, candidate_moves
 from engine.player import Player, PlayerConfig
 from nets import train_shapes as ts
 from test_data_train import sgf_text
@@ -338,7 +339,7 @@ def test_a_bad_shapes_file_stops_the_engine_before_gtp(tmp_path, capsys):
     import gtp_main
     junk = tmp_path / "junk.npz"
     junk.write_bytes(b"junk")
-    assert gtp_main.main(["--net", "none", "--shapes", str(junk)]) == 2
+    assert gtp_main.main(["--net", "none", "--set", f"shapes={junk}"]) == 2
     assert "not a readable shape model" in capsys.readouterr().err
 
 
@@ -353,28 +354,29 @@ def test_a_bad_shipped_shapes_file_stops_the_engine_that_finds_no_network(tmp_pa
     assert "not a readable shape model" in capsys.readouterr().err
 
 
-def test_shape_flags_reach_the_search():
+def test_shape_keys_reach_the_search():
     import gtp_main
     parse = gtp_main.build_parser().parse_args
     default = gtp_main.player_config(parse(["--net", "none"])).search
     assert default.shapes == sh.DEFAULT_SHAPES and default.shape_eqex == SearchConfig.shape_eqex
-    assert gtp_main.player_config(parse(["--net", "none", "--shapes", "none"])).search.shapes == ""
-    assert gtp_main.player_config(parse(["--net", "none", "--shape-eqex", "0"])).search.shapes == ""
+    for setting in ("shapes=none", "shape_eqex=0"):
+        assert gtp_main.player_config(parse(["--net", "none", "--set", setting])).search.shapes \
+            == ""
     with pytest.raises(SystemExit):
-        parse(["--shape-eqex", "-1"])
+        parse(["--set", "shape_eqex=-1"])
 
 
-def test_expand_visits_flag_reaches_the_search():
+def test_the_expand_visits_key_reaches_the_search():
     import gtp_main
     parse = gtp_main.build_parser().parse_args
     assert gtp_main.player_config(parse(["--net", "none"])).search.expand_visits == \
         SearchConfig.expand_visits
-    assert gtp_main.player_config(parse(["--expand-visits", "8"])).search.expand_visits == 8
-    assert gtp_main.player_config(parse(["--expand-visits", "auto"])).search.expand_visits \
+    assert gtp_main.player_config(parse(["--set", "expand_visits=8"])).search.expand_visits == 8
+    assert gtp_main.player_config(parse(["--set", "expand_visits=auto"])).search.expand_visits \
         == "auto"
     for bad in ("0", "-2", "x", "2.5"):
         with pytest.raises(SystemExit):
-            parse(["--expand-visits", bad])
+            parse(["--set", f"expand_visits={bad}"])
 
 
 def test_expand_visits_auto_grows_with_the_board_and_a_number_overrides_it():

@@ -18,9 +18,11 @@ from asciiboard import game_from_diagram
 from engine import board as bd
 from engine import player as pl
 from engine import warmup as wu
+from engine.config import NET_VALUE_WEIGHT
 from engine.gtp import GtpEngine
 from engine.player import Player, PlayerConfig, quick_move
-from engine.search import SearchConfig
+from engine.search_config import SearchConfig
+from engine.time_policy import TimeControl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -88,7 +90,7 @@ def test_a_timed_genmove_during_the_warm_up_plays_the_networks_best_move():
         assert warmup.wait(stage="net")
         game = empty()
         game.play(bd.BLACK, game.parse_vertex("E5"))
-        p.time = pl.TimeControl(0, 1, 1, 0, False)
+        p.time = TimeControl(0, 1, 1, 0, False)
         move = p.genmove(game, bd.WHITE)
         assert not warmup.finished() and p.last_result is None
         assert move == p.network_move(game, bd.WHITE, resign=False)
@@ -180,7 +182,7 @@ def test_on_a_cold_cache_the_search_stage_waits_for_the_compiler_process(tmp_pat
 
 
 def test_on_a_warm_cache_no_compiler_process_runs(tmp_path, monkeypatch):
-    index = tmp_path / "cache" / "engine_0123" / "search.search_step-613.py311.nbi"
+    index = tmp_path / "cache" / "engine_0123" / "tree.search_step-548.py311.nbi"
     index.parent.mkdir(parents=True)
     index.touch()
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
@@ -285,6 +287,7 @@ def test_warm_up_flag_fills_the_cache_and_exits_0():
                           capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr
     assert "warm-up done" in done.stderr
+    assert wu.search_cached()     # the folder this process and the child share
 
 
 # Run in a fresh interpreter: once the warm-up is through a stage, the 19x19 commands of that
@@ -310,7 +313,7 @@ def run(engine, commands):
     return sorted(k for k, v in signatures().items() if v != before.get(k, 0))
 
 args = gtp_main.build_parser().parse_args(sys.argv[1:] + ["--rollouts", "100", "--seed", "1",
-                                                          "--ownership-runs", "50"])
+                                                          "--set", "ownership_runs=50"])
 evaluator = gtp_main.load_evaluator(args)
 engine = gtp_main.build_engine(args, evaluator)
 warmup = HeldWarmup(engine.player.config).use(evaluator).start()
@@ -385,9 +388,9 @@ def test_a_warm_up_failure_is_an_error_unless_the_engine_is_leaving(tmp_path, ca
 
 
 @pytest.mark.parametrize("flags, weight", [
-    ([], gtp_main.DEFAULT_VALUE_WEIGHT),
+    ([], NET_VALUE_WEIGHT),
     (["--weights", os.path.join(ROOT, "weights", "cpu.pt")], 0.0),
-    (["--value-weight", "0.5"], 0.5)])
+    (["--set", "value_weight=0.5"], 0.5)])
 def test_main_searches_with_the_value_mix_its_weights_allow(monkeypatch, flags, weight):
     made, served = [], []
 
@@ -401,4 +404,4 @@ def test_main_searches_with_the_value_mix_its_weights_allow(monkeypatch, flags, 
     finally:
         made[0].gate.set()
     search = served[0].player.config.search
-    assert (search.value_weight, search.value_until) == (weight, gtp_main.DEFAULT_VALUE_UNTIL)
+    assert (search.value_weight, search.value_until) == (weight, 200)

@@ -15,6 +15,7 @@ import time
 
 import torch
 
+from nets import DEFAULT_WEIGHTS
 from nets import data as nd
 from nets import model as nm
 from nets.train import accuracy_counts
@@ -23,7 +24,7 @@ from nets.train import accuracy_counts
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", nargs="+", required=True, help="SGF files, directories, archives")
-    p.add_argument("--weights", default=nm.DEFAULT_WEIGHTS)
+    p.add_argument("--weights", default=DEFAULT_WEIGHTS)
     p.add_argument("--max-games", type=int, help="stop after this many games (file order)")
     p.add_argument("--split", choices=["all", "train", "val"], default="all",
                    help="only games of this hash split (default: every game)")

@@ -28,10 +28,9 @@ position done and prints the summary of all 1,200.
 With --analyze the move is asked with `lz-genmove_analyze` and each result also keeps the root's
 statistics the engine chose from (every move it lists: darkgo lists those with at least a tenth
 of the most visited move's visits); --favourite-margins then adds to the summary the agreement
-the same searches would have had under each `--favourite-margin` of darkgo's final choice
+the same searches would have had under each `favourite_margin` of darkgo's final choice
 (engine.player.robust_choice applied to the recorded moves), free of the run-to-run noise of a
-second run; --choice-prior-powers and --choice-min-priors do the same for those flags
-(the powers only from move --choice-prior-from on, as darkgo's flag of that name).
+second run.
 """
 import argparse
 import itertools
@@ -50,7 +49,7 @@ from benchmarks.strength.records import append_result
 from benchmarks.strength.stats import wilson_interval
 from engine import board as bd
 from engine.game import xy_to_vertex
-from engine.player import FAVOURITE_MIN_SHARE, PlayerConfig, robust_choice
+from engine.player import FAVOURITE_MIN_SHARE, robust_choice
 from engine.search import MoveStats, SearchResult
 from nets import data as nd
 
@@ -216,19 +215,16 @@ def parse_root(text):
 
 # The summary's rechoice tables and the engine flag each rechooses under (the benchmark's own
 # option is the flag's plural).
-RECHOICE_FLAGS = (("favourite_margins", "--favourite-margin"),
-                  ("choice_prior_powers", "--choice-prior-power"),
-                  ("choice_min_priors", "--choice-min-prior"))
+RECHOICE_FLAGS = (("favourite_margins", "--favourite-margin"),)
 
 
-def rechosen(root, margin, prior_power=0.0, min_prior=0.0):
-    """Return the vertex darkgo's final choice picks from recorded root moves under margin,
-    prior_power and min_prior (`--favourite-margin`, `--choice-prior-power`,
-    `--choice-min-prior`)."""
+def rechosen(root, margin):
+    """Return the vertex darkgo's final choice picks from recorded root moves under margin
+    (the config key favourite_margin)."""
     children = sorted((MoveStats(vertex, visits, winrate, prior)
                        for vertex, visits, winrate, prior in root),
                       key=lambda m: -m.visits)
-    choice = robust_choice(SearchResult(children, 0, 0.5, 0.0), margin, prior_power, min_prior)
+    choice = robust_choice(SearchResult(children, 0, 0.5, 0.0), margin)
     return None if choice is None else choice.point
 
 
@@ -309,29 +305,18 @@ def summarize(results, command, args, engine_name, skipped):
         "stages": args.stages,
         "skip": args.skip,
         "skipped": dict(skipped),
-        "favourite_margins": rechosen_agreement(
-            scored, {margin: (margin, 0.0, 0.0) for margin in args.favourite_margins}),
-        "choice_prior_powers": rechosen_agreement(
-            scored, {power: (PlayerConfig.favourite_margin, power, 0.0)
-                     for power in args.choice_prior_powers}, args.choice_prior_from),
-        "choice_prior_from": args.choice_prior_from,
-        "choice_min_priors": rechosen_agreement(
-            scored, {floor: (PlayerConfig.favourite_margin, 0.0, floor)
-                     for floor in args.choice_min_priors}),
+        "favourite_margins": rechosen_agreement(scored, args.favourite_margins),
     }
 
 
-def rechosen_agreement(scored, choices, prior_from=0):
-    """Return {key: {positions, agreed}} over the results that carry root moves: how many
-    agree with the game when the final choice is rechosen under each key's (margin, prior
-    power, minimum prior), the prior power only in positions after prior_from moves or more."""
+def rechosen_agreement(scored, margins):
+    """Return {margin: {positions, agreed}} over the results that carry root moves: how many
+    agree with the game when the final choice is rechosen under each margin."""
     rooted = [r for r in scored if r.get("root")]
     table = {}
-    for key, (margin, power, floor) in choices.items():
-        rule = PlayerConfig(choice_prior_power=power, choice_prior_from=prior_from)
-        agreed = sum((rechosen(r["root"], margin, rule.choice_prior_power_at(r["move"]),
-                               floor) or "").upper()
-                     == r["expected"].upper() for r in rooted)
+    for key in margins:
+        agreed = sum((rechosen(r["root"], key) or "").upper() == r["expected"].upper()
+                     for r in rooted)
         table[f"{key:g}"] = {"positions": len(rooted), "agreed": agreed}
     return table
 
@@ -347,10 +332,8 @@ def format_table(summary):
         lines.append(f"{label:>8}  {row['positions']:>9}  {row['agreed']:>6}  {rate:>6}  "
                      f"[{low:.3f}, {high:.3f}]")
     for key, flag in RECHOICE_FLAGS:
-        after = (f" from move {summary['choice_prior_from']}"
-                 if key == "choice_prior_powers" and summary["choice_prior_from"] else "")
         for value, row in summary[key].items():
-            lines.append(f"final choice with {flag} {value}{after}: {row['agreed']} of "
+            lines.append(f"final choice with {flag} {value}: {row['agreed']} of "
                          f"{row['positions']}")
     if summary["seconds_per_move"] is not None:
         lines.append(f"{summary['seconds_per_move']:.3f} s per genmove (median "
@@ -391,20 +374,9 @@ def parse_args(argv):
                    help="ask lz-genmove_analyze and keep the root's moves in each result")
     p.add_argument("--favourite-margins", type=float, nargs="+", default=[], metavar="M",
                    help="with --analyze: also report the agreement of the final choice "
-                        "rechosen under each of these --favourite-margin values (needs the "
+                        "rechosen under each of these favourite_margin values (needs the "
                         f"moves with at least {FAVOURITE_MIN_SHARE:g} of the most visited "
                         "move's visits in the root's list)")
-    p.add_argument("--choice-prior-powers", type=float, nargs="+", default=[], metavar="P",
-                   help="with --analyze: also report the agreement of the final choice "
-                        "rechosen under each of these --choice-prior-power values (at the "
-                        "default --favourite-margin)")
-    p.add_argument("--choice-prior-from", type=int, default=0, metavar="N",
-                   help="--choice-prior-powers rechoose only the positions after N moves or "
-                        "more (darkgo's --choice-prior-from); default 0")
-    p.add_argument("--choice-min-priors", type=float, nargs="+", default=[], metavar="F",
-                   help="with --analyze: also report the agreement of the final choice "
-                        "rechosen under each of these --choice-min-prior values (at the "
-                        "default --favourite-margin)")
     args = p.parse_args(argv)
     for key, flag in RECHOICE_FLAGS:
         if getattr(args, key) and not args.analyze:

@@ -20,7 +20,7 @@ move. For each estimate and each stage (moves played before the position: 0-49, 
 when v > 0, the other side when v < 0; v == 0 counts as half right) with its Wilson 95%
 interval, and the mean squared error of v against the result (+1 when the side to move won,
 -1 when it lost), between 0 and 4. A third estimate mixes the two as the search's
---value-weight does: --mix x the net's value + (1 - --mix) x the playouts'.
+value_weight does: --mix x the net's value + (1 - --mix) x the playouts'.
 """
 import argparse
 import json
@@ -37,6 +37,7 @@ from benchmarks.knowledge.agreement import STAGES, stage_of
 from benchmarks.strength.stats import wilson_interval
 from engine import board as bd
 from engine import playout as po
+from nets import DEFAULT_WEIGHTS
 from nets import data as nd
 from nets import model as nm
 
@@ -132,7 +133,7 @@ def score(values, outcomes):
 def summarize(rows, with_playouts, mix=0.5):
     """Return (overall, by_stage) for rows of (stage, outcome, net value, playout value or None):
     each a dict with positions and the metrics of 'net', 'playouts' and 'mix' (mix x the net's
-    value + (1 - mix) x the playouts', as the search's --value-weight mixes them; both None
+    value + (1 - mix) x the playouts', as the search's value_weight mixes them; both None
     without playouts)."""
     def part(selected):
         outcomes = [r[1] for r in selected]
@@ -183,12 +184,12 @@ def add_position_arguments(p, games, per_game):
 def add_judge_arguments(p, playouts):
     """Add the arguments of the judges of a position to parser p: the value head's weights
     file, the playouts (default playouts), the mix of the two, komi, bf16 and torch threads."""
-    p.add_argument("--weights", default=nm.DEFAULT_WEIGHTS,
+    p.add_argument("--weights", default=DEFAULT_WEIGHTS,
                    help="a net with a value head (default: the shipped search net)")
     p.add_argument("--playouts", type=int, default=playouts,
                    help=f"playouts per position judged, 0 for none; default {playouts}")
     p.add_argument("--mix", type=float, default=0.5,
-                   help="the net's share in the mixed estimate, as --value-weight; default 0.5")
+                   help="the net's share in the mixed estimate, as value_weight; default 0.5")
     p.add_argument("--komi", type=float,
                    help="komi for the net and the playouts (default: each record's KM)")
     p.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",

@@ -91,7 +91,7 @@ class Fuzzer:
     def __init__(self, rollouts=8, seed=1, size=9):
         args = gtp_main.build_parser().parse_args(
             ["--net", "none", "--rollouts", str(rollouts), "--seed", str(seed), "--threads", "1",
-             "--boardsize", str(size), "--ownership-runs", "16", "--max-nodes", "2000"])
+             "--boardsize", str(size), "--set", "ownership_runs=16", "--set", "max_nodes=2000"])
         self.engine = gtp_main.build_engine(args)
         self.errors = _ErrorCount()
         logging.getLogger().addHandler(self.errors)

@@ -6,8 +6,8 @@
 
 The second command compares the thread choices with and without the network: every pair of a
 --threads and a --net value is a candidate, and each gets a fresh engine process, `python
-gtp_main.py --rollouts R --threads T --net N --seed 1 --no-early-stop --resign-threshold 0` (or
---engine PROGRAM with those flags). The benchmark waits for the engine's warm-up (final_score
+gtp_main.py --rollouts R --threads T --net N --seed 1 --set early_stop=false
+--resign-threshold 0` (or --engine PROGRAM with those flags). The benchmark waits for the engine's warm-up (final_score
 waits for the compiler) and one untimed genmove, then for every position times --moves
 genmoves, each from a fresh board: 'empty', or 'middle', the position after the first 100
 moves of a 9-dan game (19x19 only). The engine's `cputime` around each move and the wall clock
@@ -261,7 +261,7 @@ def main(argv=None):
         for threads, net in candidates:
             command = (f"{program} --rollouts {args.rollouts} --threads {threads} --net {net} "
                        f"--seed 1 --resign-threshold 0"
-                       + ("" if args.early_stop else " --no-early-stop"))
+                       + ("" if args.early_stop else " --set early_stop=false"))
             logged[threads, net], found, rss[threads, net] = measure(
                 command, args.size, args.positions, args.moves)
             for position, moves in found.items():

@@ -4,7 +4,7 @@ forward pass and priors in numpy. One JSON line last.
     python -m benchmarks.speed.nn_speed --batch 16 --device cpu [--weights PATH] [--threads 2] \
         [--value]
 
---value times the values too, as a search that reads them asks (--value-weight or --value-eqex
+--value times the values too, as a search that reads them asks (value_weight > 0
 with a weights file that has a value head); without it the value head is skipped, as the
 search skips it when it reads no values.
 """
@@ -16,6 +16,7 @@ import time
 import torch
 
 from engine.game import Game
+from nets import DEFAULT_WEIGHTS
 from nets import features as feat
 from nets import model as nm
 
@@ -35,7 +36,7 @@ def sample_boards(count, size=19, seed=0):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--weights", help=f"weights file (default {nm.DEFAULT_WEIGHTS}; with "
+    p.add_argument("--weights", help=f"weights file (default {DEFAULT_WEIGHTS}; with "
                    "--config, an untrained net of that config)")
     p.add_argument("--config", choices=sorted(nm.CONFIGS), help="time an untrained config")
     p.add_argument("--batch", type=int, default=16)
@@ -55,8 +56,8 @@ def main(argv=None):
                            bf16=args.bf16)
         source = f"config {args.config} (untrained)"
     else:
-        policy = nm.Policy(args.weights or nm.DEFAULT_WEIGHTS, device=args.device, bf16=args.bf16)
-        source = args.weights or nm.DEFAULT_WEIGHTS
+        policy = nm.Policy(args.weights or DEFAULT_WEIGHTS, device=args.device, bf16=args.bf16)
+        source = args.weights or DEFAULT_WEIGHTS
     if args.value and not policy.has_value:
         p.error(f"--value: {source} has no value head")
     boards = sample_boards(64)

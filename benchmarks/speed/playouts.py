@@ -15,7 +15,7 @@ from numba import njit
 from engine import board as bd
 from engine import playout as po
 from engine.ladder import new_ladder_scratch
-from engine.search import playout_winner
+from engine.tree import playout_winner
 
 
 @njit(cache=True, nogil=True)

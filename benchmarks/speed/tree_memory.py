@@ -11,7 +11,9 @@ import json
 
 from benchmarks.speed.genmove_speed import resident_mib
 from engine.game import Game
-from engine.search import C_EDGES, C_NODES, Search, SearchConfig, Tree
+from engine.search import Search
+from engine.search_config import SearchConfig
+from engine.tree import C_EDGES, C_NODES, Tree
 
 
 def main(argv=None):

@@ -180,8 +180,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.max_moves = args.max_moves or 2 * args.size * args.size
     max_nodes = 400_000
-    if "--max-nodes" in args.engine_flags:
-        max_nodes = int(args.engine_flags[args.engine_flags.index("--max-nodes") + 1])
+    for flag, value in zip(args.engine_flags, args.engine_flags[1:]):
+        if flag == "--set" and value.startswith("max_nodes="):
+            max_nodes = int(value.partition("=")[2])
     flags = ["--rollouts", str(args.rollouts), "--boardsize", str(args.size),
              *(["--ponder"] if args.ponder else []), *args.engine_flags]
     workdir = tempfile.mkdtemp(prefix="darkgo-soak-")
