@@ -347,13 +347,13 @@ def test_the_plot_draws_the_running_win_rate_and_each_counted_margin(tmp_path, m
     summary = {"engine_a": "a", "engine_b": "b",
                "sprt": {"elo0": 0, "elo1": 100, "decision": "continue", "llr": 0.1}}
     plot = tmp_path / "match.png"
-    assert match.write_plot(str(plot), summary, records)
+    assert report.write_plot(str(plot), summary, records)
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (games, rates), _ = top.calls["plot"][0]
     assert games == [1, 2, 3] and rates == pytest.approx([1.0, 0.5, 0.5])
     (_, lows, highs), _ = top.calls["fill_between"][0]
     assert [(low, high) for low, high in zip(lows, highs)] == pytest.approx(
-        [match.wilson_interval(points, n) for points, n in ((1, 1), (1, 2), (1.5, 3))])
+        [stats.wilson_interval(points, n) for points, n in ((1, 1), (1, 2), (1.5, 3))])
     assert "SPRT [0, 100]: continue" in top.calls["set_title"][0][0][0]
     assert bottom.calls["bar"][0][0] == ([1, 3], [3.5, 0.0])
 
