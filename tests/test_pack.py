@@ -1,0 +1,149 @@
+"""The pack (nets.pack): games read back as nets.data reads them, owner targets as
+result_ownership gives them, a pack of a pack, a stopped build resumed, the command line."""
+import json
+import os
+import random
+import zipfile
+
+import numpy as np
+import pytest
+
+from engine import board as bd
+from engine.game import Game
+from nets import data as nd
+from nets import pack as npk
+
+RESULTS = ["B+R", "W+3.5", "W+R", "B+T", "B+12.5", None]
+
+
+def random_game(seed, moves=160, result="B+R", setup=""):
+    """Return the SGF text of a random legal 19x19 game with a pass at move 30."""
+    rng = random.Random(seed)
+    game = Game(19)
+    if setup:   # two black stones at D4 and Q16 (sgf dp, pd), White to move first
+        game.place_setup(bd.BLACK, game.point(3, 3))
+        game.place_setup(bd.BLACK, game.point(15, 15))
+        game.to_play = bd.WHITE
+    body = []
+    for i in range(moves):
+        color = game.to_play
+        if i == 30:
+            p = bd.PASS
+        else:
+            legal = game.legal_moves(color, superko=False)
+            if not legal:
+                break
+            p = rng.choice(legal)
+        game.play(color, p, superko=False)
+        if p == bd.PASS:
+            sgf_point = ""
+        else:
+            x, y = game.xy(p)
+            sgf_point = chr(97 + x) + chr(97 + 18 - y)
+        body.append(f";{'B' if color == bd.BLACK else 'W'}[{sgf_point}]")
+    re = f"RE[{result}]" if result else ""
+    return f"(;FF[4]GM[1]SZ[19]KM[6.5]{re}{setup}{''.join(body)})"
+
+
+def write_archive(path, count=8, start=0):
+    """Write a zip of count random games (varied results; one with setup stones, one
+    collection of two, a 9x9 game, a broken and an illegal one); return its path."""
+    with zipfile.ZipFile(path, "w") as z:
+        for i in range(count):
+            z.writestr(f"games/{start + i}.sgf",
+                       random_game(start + i, 120 + 10 * i, RESULTS[i % len(RESULTS)]))
+        z.writestr(f"games/setup{start}.sgf",
+                   random_game(start + 99, 90, "W+R", setup="AB[dp][pd]PL[W]"))
+        z.writestr(f"games/pair{start}.sgf", random_game(start + 50, 70) + "\n" +
+                   random_game(start + 51, 80, "W+R"))
+        z.writestr("games/nine.sgf", "(;FF[4]GM[1]SZ[9];B[ee])")
+        z.writestr("games/broken.sgf", "(;FF[4]GM[1]SZ[19];B[dd];W[pp")
+        z.writestr("games/illegal.sgf", "(;FF[4]GM[1]SZ[19];B[dd];W[dd])")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def archives(tmp_path_factory):
+    root = tmp_path_factory.mktemp("archives")
+    return [write_archive(root / "a.zip", 8, 0), write_archive(root / "b.zip", 6, 100)]
+
+
+@pytest.fixture(scope="module")
+def packed(archives, tmp_path_factory):
+    """A pack of both archives with owner targets from 4 playouts (seed 1234, as
+    validation_set's), and nets.data's Records of the same games with those targets."""
+    out = str(tmp_path_factory.mktemp("pack") / "games.pack")
+    npk.build(archives, out, runs=4, seed=1234, log=open(os.devnull, "w"))
+    policy = nd.po.PolicyConfig().build()
+    records = [r._replace(owner=nd.result_ownership(r, 4, policy, 1234))
+               for r in nd.read_games(archives)]
+    return out, records
+
+
+def _record_key(r):
+    return (r.name, r.size, r.points.tolist(), r.colors.tolist(), r.setup, r.winner, r.komi)
+
+
+def test_a_pack_holds_the_games_as_nets_data_reads_them(archives, packed):
+    path, records = packed
+    pack = npk.load(path)
+    assert len(pack) == len(records) == 11 + 9
+    assert [_record_key(pack.record(g)) for g in range(len(pack))] == \
+        [_record_key(r) for r in records]
+    assert pack.sources == ["a.zip", "b.zip"] and pack.ownership_runs == 4
+    assert pack.meta["stats"] == {"games": 20, "size": 2, "broken": 2, "illegal": 2}
+    setup = pack.record(pack.names.index("setup0.sgf"))
+    assert setup.setup == [(bd.BLACK, 4 * 21 + 4), (bd.BLACK, 16 * 21 + 16)]
+    for g, r in enumerate(records):
+        np.testing.assert_array_equal(pack.owner_target(g), r.owner)
+
+
+def test_a_pack_of_a_pack_keeps_its_targets(packed, tmp_path):
+    path, _ = packed
+    out = str(tmp_path / "val.pack")
+    npk.build([path + "/b.zip"], out, runs=4, seed=1234, split="val", val_mod=3,
+              log=open(os.devnull, "w"))
+    whole, part = npk.load(path), npk.load(out)
+    games = whole.select("b.zip", "val", val_mod=3)
+    assert part.names == [whole.names[g] for g in games] and part.sources == ["b.zip"]
+    np.testing.assert_array_equal(part.owner_sum, whole.owner_sum[games])
+    np.testing.assert_array_equal(part.moves, np.concatenate(
+        [whole.moves[whole.offsets[g]:whole.offsets[g + 1]] for g in games]))
+
+
+def test_a_stopped_build_resumes_from_its_parts(archives, tmp_path, monkeypatch):
+    monkeypatch.setattr(npk, "UNIT_GAMES", 4)
+    out = str(tmp_path / "p.pack")
+
+    def stop(*args):
+        raise KeyboardInterrupt
+
+    quiet = open(os.devnull, "w")
+    with monkeypatch.context() as m:
+        m.setattr(npk, "_assemble", stop)
+        with pytest.raises(KeyboardInterrupt):
+            npk.build(archives, out, runs=0, log=quiet)
+    assert len(os.listdir(out + ".parts")) == len(npk.plan_units(archives)) > 2
+    assert not os.path.exists(out)
+    built = []
+    monkeypatch.setattr(npk, "_build_unit", built.append)
+    npk.build(archives, out, runs=0, log=quiet)
+    assert built == [] and not os.path.exists(out + ".parts")
+    pack = npk.load(out)
+    assert len(pack) == 20 and pack.ownership_runs == 0
+    assert set(np.unique(pack.owner_sum)) <= {-1, 0, 1} and (pack.owner_runs == 1).all()
+
+
+def test_the_command_line_builds_a_pack_and_refuses_bad_input(archives, tmp_path, capsys):
+    out = str(tmp_path / "x.pack")
+    npk.main(["--data", archives[0], "--out", out, "--no-ownership", "--split", "train"])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["games"] == len(npk.load(out)) and summary["ownership"] is None
+    assert summary["bytes"] == os.path.getsize(out)
+    with pytest.raises(SystemExit, match="ends in .pack"):
+        npk.main(["--data", archives[0], "--out", str(tmp_path / "x.zip")])
+    with pytest.raises(SystemExit, match="missing.zip"):
+        npk.main(["--data", str(tmp_path / "missing.zip"), "--out", out])
+    (tmp_path / "bad.pack").write_bytes(b"not a pack")
+    with pytest.raises(npk.PackError, match="cannot read pack"):
+        npk.load(str(tmp_path / "bad.pack"))
