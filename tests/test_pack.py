@@ -1,5 +1,7 @@
-"""The pack (nets.pack): games read back as nets.data reads them, owner targets as
-result_ownership gives them, a pack of a pack, a stopped build resumed, the command line."""
+"""The pack (nets.pack) and its batches (nets.replay, nets.pack_data): games read back as
+nets.data reads them, rows equal to nets.data.SampleWriter's for the same positions and
+symmetries, the same validation set, sources and splits kept apart, a stopped build resumed,
+and training from a pack."""
 import json
 import os
 import random
@@ -7,11 +9,14 @@ import zipfile
 
 import numpy as np
 import pytest
+import torch
 
 from engine import board as bd
 from engine.game import Game
 from nets import data as nd
 from nets import pack as npk
+from nets import pack_data as pdata
+from nets import train as nt
 
 RESULTS = ["B+R", "W+3.5", "W+R", "B+T", "B+12.5", None]
 
@@ -98,6 +103,98 @@ def test_a_pack_holds_the_games_as_nets_data_reads_them(archives, packed):
         np.testing.assert_array_equal(pack.owner_target(g), r.owner)
 
 
+def _sample_writer_rows(records, picks, heads, rank, edge):
+    """Return SampleWriter's batch dict for (game, move, symmetry) picks of records."""
+    writer = nd.SampleWriter(len(picks), 19, heads, rank, edge, ownership=True, value=True)
+    for row, (g, i, sym) in enumerate(picks):
+        b = nd.new_game_board(records[g])
+        nd._advance(b, records[g].points, records[g].colors, 0, i)
+        writer.write(row, b, records[g], i, sym)
+    return writer.batch()
+
+
+def _assert_batches_equal(got, want):
+    assert sorted(got) == sorted(want)
+    for key in want:
+        assert got[key].dtype == want[key].dtype, key
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+
+
+@pytest.mark.parametrize("rank, edge, heads", [(9, False, 3), (4, True, 1)])
+def test_replayed_rows_equal_sample_writer_rows(packed, rank, edge, heads):
+    path, records = packed
+    pack = npk.load(path)
+    rng = random.Random(rank)
+    picks = []
+    for g, r in enumerate(records):
+        moves = [i for i in range(len(r.points)) if r.points[i] != bd.PASS]
+        picks += [(g, i, rng.randrange(8)) for i in rng.sample(moves, 12)]
+        picks.append((g, moves[-1], rng.randrange(8)))   # the last move: heads past the end
+    rng.shuffle(picks)
+    want = _sample_writer_rows(records, picks, heads, rank, edge)
+    got, = pdata.write_positions(pack, *zip(*picks), heads=heads, rank=rank, edge=edge,
+                                 ownership=True, value=True, batch=len(picks))
+    _assert_batches_equal(got, want)
+    assert np.isnan(got["value"]).any() and np.isnan(got["owner"]).any()
+
+
+def test_the_pool_replays_a_game_position_after_position(packed):
+    # One slot and every position picked: the pool's rows are the game's positions in order,
+    # then the next game's, as write_positions gives them.
+    path, records = packed
+    pack = npk.load(path)
+    stream = pdata.pack_batches([path], batch=50, split="all", pool=1, sample_rate=1.0,
+                                augment=False, ownership=True, value=True, ownership_runs=4,
+                                seed=5)
+    got = [next(stream) for _ in range(6)]
+    order = np.random.default_rng(5).permutation(len(pack))
+    picks = [(g, i) for g in order for i in range(pack.lengths[g])
+             if pack.moves[pack.offsets[g] + i] != npk.PASS_CODE][:300]
+    want = list(pdata.write_positions(pack, *zip(*picks), ownership=True, value=True, batch=50))
+    for a, b in zip(got, want):
+        _assert_batches_equal(a, b)
+
+
+def test_pack_batches_mix_games_and_symmetries(packed):
+    path, _ = packed
+    stream = pdata.pack_batches([path], batch=64, pool=8, sample_rate=0.3, ownership=True,
+                                value=True, ownership_runs=4, seed=1)
+    for _ in range(4):
+        b = next(stream)
+        assert b["x"].shape == (64, 25, 19, 19) and b["targets"].shape == (64, 3)
+        t = b["targets"][:, 0]
+        assert (t >= 0).all() and b["mask"][np.arange(64), t].all()
+        assert (b["x"][np.arange(64), 9].reshape(64, -1)[np.arange(64), t] == 1).all()
+        assert set(np.unique(b["komi"])) == {-6.5, 6.5}
+
+
+def test_the_validation_set_is_nets_data_s(archives, packed):
+    path, _ = packed
+    kwargs = dict(positions=300, heads=3, ownership=True, value=True, ownership_runs=4,
+                  val_mod=3, batch=128, sample_rate=0.3)
+    want = nd.validation_set(archives, **kwargs)
+    got = pdata.pack_validation_set([path], **kwargs)
+    assert [len(b["x"]) for b in got] == [len(b["x"]) for b in want]
+    assert len(want) > 1
+    for a, b in zip(got, want):
+        _assert_batches_equal(a, b)
+
+
+def test_sources_and_splits_stay_apart(packed):
+    path, records = packed
+    pack, games = pdata.select_games([path + "/b.zip"], "train", val_mod=3)
+    names = [pack.names[g] for g in games]
+    assert names == [r.name for r in records[11:] if nd.split_of(r.name, 3) == "train"]
+    _, val = pdata.select_games([path + "/a.zip", path + "/b.zip"], "val", val_mod=3)
+    assert not set(games) & set(val)
+    with pytest.raises(npk.PackError, match="no source c.zip"):
+        pdata.select_games([path + "/c.zip"], "train")
+    with pytest.raises(npk.PackError, match="not both"):
+        pdata.is_pack_input([path, "games.zip"])
+    with pytest.raises(npk.PackError, match="give --ownership-runs 4"):
+        next(pdata.pack_batches([path], ownership=True, ownership_runs=32))
+
+
 def test_a_pack_of_a_pack_keeps_its_targets(packed, tmp_path):
     path, _ = packed
     out = str(tmp_path / "val.pack")
@@ -147,3 +244,20 @@ def test_the_command_line_builds_a_pack_and_refuses_bad_input(archives, tmp_path
     (tmp_path / "bad.pack").write_bytes(b"not a pack")
     with pytest.raises(npk.PackError, match="cannot read pack"):
         npk.load(str(tmp_path / "bad.pack"))
+
+
+def test_training_reads_a_pack(packed, tmp_path):
+    path, _ = packed
+    run = str(tmp_path / "run")
+    common = ["--data", path + "/a.zip", "--val-data", path + "/b.zip", "--config", "tiny",
+              "--value", "--value-ownership", "--ownership-runs", "4", "--out",
+              str(tmp_path / "t.pt"), "--run-dir", run, "--batch", "16", "--workers", "0",
+              "--threads", "1", "--val-positions", "40", "--val-mod", "3", "--pool", "4",
+              "--bf16", "off", "--warmup", "1", "--log-every", "1"]
+    nt.main(common + ["--steps", "3"])
+    ckpt = torch.load(os.path.join(run, "ckpt.pt"), weights_only=True)
+    assert ckpt["step"] == 3 and ckpt["samples"] == 48
+    lines = [json.loads(line) for line in open(os.path.join(run, "log.jsonl"))]
+    assert any("val_owner_mse" in r for r in lines)
+    with pytest.raises(SystemExit, match="give --ownership-runs 4"):
+        nt.main([a if a != "4" else "8" for a in common] + ["--steps", "1"])
