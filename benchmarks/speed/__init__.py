@@ -1,0 +1,1 @@
+"""Speed benchmarks: each prints one JSON object as its last stdout line."""
