@@ -11,7 +11,8 @@ from (its "source", the input path's base name), the moves as uint16 move indice
 owner (+1 black, -1 white) over the playouts of result_ownership that the recorded winner won
 and how many did (target = sum / runs, none when 0 runs agreed or the game has no winner), or
 with --ownership-runs 0 the last position's Tromp-Taylor owner (runs 1). Each array is
-lzma-compressed into one entry of an uncompressed .npz; meta (JSON) says what each holds.
+lzma-compressed into one entry of an uncompressed .npz (or stored raw, for a pack made where
+it is used: nets.lease); meta (JSON) says what each holds.
 
 A pack path names a whole pack, or one source in it as PACK/SOURCE (packs/tygem9d.pack/
 tygem9d-2011.zip), so the archives that training and validation take stay apart as they did.
@@ -145,9 +146,10 @@ def _offsets(lengths):
 
 # Reading and writing the file ------------------------------------------------------------
 
-def save(path, names, arrays, meta):
-    """Write a pack file (temp file renamed: a reader never sees half a file); return the
-    meta written."""
+def save(path, names, arrays, meta, compress=True):
+    """Write a pack file (temp file renamed: a reader never sees half a file), each array
+    lzma-compressed, or stored as it is when compress is False (a pack made where it is used,
+    written and read in seconds); return the meta written."""
     if any("\n" in n for n in names):
         raise PackError("a game name holds a newline")
     arrays = dict(arrays, names=np.frombuffer("".join(n + "\n" for n in names).encode(),
@@ -155,15 +157,18 @@ def save(path, names, arrays, meta):
     for key in ("white", "setup_white"):
         arrays[key] = np.packbits(arrays[key])
     meta = dict(meta, format=FORMAT, version=VERSION, games=len(names),
+                codec="xz" if compress else "raw",
                 arrays={k: {"dtype": str(v.dtype), "shape": list(v.shape)}
                         for k, v in arrays.items()})
     meta["arrays"]["white"]["bits"] = int(arrays.get("moves").size)
     meta["arrays"]["setup_white"]["bits"] = int(arrays.get("setup").size)
-    with ThreadPoolExecutor(len(arrays)) as ex:  # lzma lets go of the GIL
-        packed = dict(zip(arrays, ex.map(
-            lambda a: np.frombuffer(lzma.compress(np.ascontiguousarray(a).tobytes(),
-                                                  preset=LZMA_PRESET), np.uint8),
-            arrays.values())))
+    packed = arrays
+    if compress:
+        with ThreadPoolExecutor(len(arrays)) as ex:  # lzma lets go of the GIL
+            packed = dict(zip(arrays, ex.map(
+                lambda a: np.frombuffer(lzma.compress(np.ascontiguousarray(a).tobytes(),
+                                                      preset=LZMA_PRESET), np.uint8),
+                arrays.values())))
     packed["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
@@ -197,6 +202,8 @@ def load(path):
     def unpack(item):
         key, blob = item
         spec = meta["arrays"][key]
+        if meta["codec"] == "raw":
+            return key, blob
         try:
             raw = lzma.decompress(blob.tobytes())
         except lzma.LZMAError as e:
@@ -346,11 +353,11 @@ def _unit_key(unit, runs, seed, split, val_mod):
 
 
 def build(inputs, out, runs=32, seed=0, workers=1, split="all", val_mod=nd.VAL_MOD,
-          log=sys.stderr):
+          log=sys.stderr, compress=True):
     """Build the pack of inputs into the file out; return its meta. runs: playouts per game
     for the owner targets (0: Tromp-Taylor, None: no targets); parts already in out.parts/
     from an earlier call with the same settings are reused, and the folder is removed when
-    the pack is written."""
+    the pack is written; compress as save's."""
     if runs is not None and not 0 <= runs <= MAX_RUNS:
         raise PackError(f"ownership runs must be 0..{MAX_RUNS}")
     start_time = time.time()
@@ -363,16 +370,25 @@ def build(inputs, out, runs=32, seed=0, workers=1, split="all", val_mod=nd.VAL_M
     print(f"{len(units)} units, {len(units) - len(todo)} done before; {workers} workers",
           file=log, flush=True)
     done = games = 0
+
+    def report(count):
+        nonlocal done, games
+        done += 1
+        games += count
+        rate = games / max(time.time() - start_time, 1e-9)
+        print(f"unit {done}/{len(todo)}: {games} games, {rate:.0f} games/s", file=log,
+              flush=True)
+
     if todo:
+        # The first unit here: its numba code, compiled or read from the cache once, is
+        # what the forked workers inherit.
+        report(_build_unit(todo[0]))
+    if len(todo) > 1:
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(workers) if workers > 1 else _InlinePool() as pool:
-            for count in pool.imap_unordered(_build_unit, todo):
-                done += 1
-                games += count
-                rate = games / max(time.time() - start_time, 1e-9)
-                print(f"unit {done}/{len(todo)}: {games} games, {rate:.0f} games/s",
-                      file=log, flush=True)
-    meta = _assemble(units, parts, out, runs, seed, split, val_mod)
+            for count in pool.imap_unordered(_build_unit, todo[1:]):
+                report(count)
+    meta = _assemble(units, parts, out, runs, seed, split, val_mod, compress)
     meta["build_seconds"] = round(time.time() - start_time, 1)
     shutil.rmtree(parts_dir)
     return meta
@@ -391,7 +407,7 @@ class _InlinePool:
         return map(fn, jobs)
 
 
-def _assemble(units, parts, out, runs, seed, split, val_mod):
+def _assemble(units, parts, out, runs, seed, split, val_mod, compress=True):
     """Concatenate the part files in unit order into the pack file out; return its meta."""
     sources = list(dict.fromkeys(u[1] for u in units))
     names, pieces, stats = [], {}, nd.Stats()
@@ -411,7 +427,7 @@ def _assemble(units, parts, out, runs, seed, split, val_mod):
     meta = {"size": SIZE, "sources": sources, "split": split, "val_mod": val_mod,
             "ownership": None if runs is None else {"runs": runs, "seed": seed},
             "moves": int(arrays["moves"].size), "stats": dict(stats)}
-    return save(out, names, arrays, meta)
+    return save(out, names, arrays, meta, compress)
 
 
 def parse_args(argv=None):
