@@ -186,9 +186,9 @@ def load(path):
     or no pack."""
     try:
         stat = os.stat(path)
-        key = (os.path.realpath(path), stat.st_mtime_ns, stat.st_size)
-        if key in _LOADED:
-            return _LOADED[key]
+        identity = (os.path.realpath(path), stat.st_mtime_ns, stat.st_size)
+        if identity in _LOADED:
+            return _LOADED[identity]
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(z["meta"].tobytes())
             if meta.get("format") != FORMAT or meta.get("version") != VERSION:
@@ -216,7 +216,7 @@ def load(path):
         arrays[key] = np.unpackbits(arrays[key], count=meta["arrays"][key]["bits"]).view(np.bool_)
     names = arrays.pop("names").tobytes().decode().split("\n")[:-1]
     pack = Pack(names, arrays, meta)
-    _LOADED[key] = pack
+    _LOADED[identity] = pack
     return pack
 
 

@@ -212,3 +212,12 @@ def test_training_reads_a_pack(packed, tmp_path):
     assert any("val_owner_mse" in r for r in lines)
     with pytest.raises(SystemExit, match="give --ownership-runs 4"):
         nt.main([a if a != "4" else "8" for a in common] + ["--steps", "1"])
+
+
+def test_a_pack_is_read_once_while_its_file_stays_as_it_was(archives, tmp_path):
+    out = str(tmp_path / "once.pack")
+    npk.build(archives[:1], out, runs=None, log=open(os.devnull, "w"))
+    first = npk.load(out)
+    assert npk.load(out) is first
+    npk.build(archives, out, runs=None, log=open(os.devnull, "w"))
+    assert npk.load(out) is not first and len(npk.load(out)) > len(first)
