@@ -7,7 +7,8 @@ the value and the ownership follow SampleWriter.write. The planes are
 nets.features.board_planes' values written straight to their places under the symmetry
 (_planes_into): on random positions of a pool of games, board_planes' exp per stone and
 point, its two queue searches for the territory planes and the copy to the symmetry's places
-cost three times what the rest of a row costs. Two entry points:
+took 24 of a row's 33 microseconds, _planes_into takes 11 (2026-12-05, the 2-core AMD EPYC
+under load, sample_batches' pool of 256 games of the 2010 archive). Two entry points:
 
 - write_picks: given (game, move, symmetry, row) picks sorted by game and move, replay each
   game once and write every pick into its row (validation sets, tests);
