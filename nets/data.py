@@ -187,18 +187,27 @@ def result_ownership(record, runs, policy, seed=0):
     it, and keeping only the runs that agree with the result keeps the target consistent with
     the value's."""
     out = np.full(record.size * record.size, np.nan, np.float32)
+    owner, won = result_playouts(record, runs, policy, seed)
+    if won:
+        out[:] = owner
+    return out
+
+
+def result_playouts(record, runs, policy, seed=0):
+    """Return (float64 [N*N] mean area owner, runs won) of result_ownership's playouts: the
+    mean over the runs that end with the recorded winner winning, and how many did ((zeros, 0)
+    without a winner). mean * runs won is each point's whole sum over those runs."""
+    owner = np.zeros(record.size * record.size, np.float64)
     if record.winner == 0:
-        return out
+        return owner, 0
     b = new_game_board(record)
     _advance(b, record.points, record.colors, 0, len(record.points))
     if len(record.colors):
         b.info[bd.TO_PLAY] = bd.WHITE if record.colors[-1] == bd.BLACK else bd.BLACK
     rng = po.new_rng(zlib.crc32(f"{seed}:{record.name}".encode()))
-    owner = np.zeros(record.size * record.size, np.float64)
-    if _ownership_given_winner(b, float(record.komi), int(record.winner), runs, policy, rng,
-                               owner):
-        out[:] = owner
-    return out
+    won = _ownership_given_winner(b, float(record.komi), int(record.winner), runs, policy, rng,
+                                  owner)
+    return owner, int(won)
 
 
 def parse_sgf_bytes(name, data, size=19, stats=None):

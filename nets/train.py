@@ -1,6 +1,7 @@
 """Training CLI: streaming SGF samples -> PolicyNet, with progress, validation, checkpoints, resume.
 
     python -m nets.train --data DIR_OR_ARCHIVE... --config cpu --out weights/cpu.pt
+    python -m nets.train --data packs/tygem9d.pack/tygem9d-2010.zip ... (a pack: nets.pack)
 
 Optimiser: SGD with Nesterov momentum 0.9 and weight decay, lr warmed up linearly then cosine
 decayed to 1% over --steps. darkforest used plain SGD (lr 0.05, divided by 5 when progress
@@ -27,13 +28,17 @@ import torch.nn.functional as F
 
 from nets import data as nd
 from nets import model as nm
+from nets import pack as npk
+from nets import pack_data as pdata
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data", nargs="+", required=True, help="SGF files, directories, archives")
+    p.add_argument("--data", nargs="+", required=True, help="SGF files, directories, archives; "
+                   "or a pack (nets.pack) or sources in one, PACK/SOURCE, for nets.pack_data's "
+                   "batches")
     p.add_argument("--val-data", nargs="+", help="where to take validation-split games from "
-                   "(default: --data)")
+                   "(default: --data); SGF inputs or pack paths, as --data")
     p.add_argument("--config", default="cpu", choices=sorted(nm.CONFIGS))
     p.add_argument("--width", type=int, help="override the config's width")
     p.add_argument("--depth", type=int, help="override the config's number of 3x3 layers; with "
@@ -99,17 +104,40 @@ def parse_args(argv=None):
 
 
 class Batches(torch.utils.data.IterableDataset):
-    """Wraps nets.data.sample_batches, sharding games over workers and DDP ranks."""
+    """Wraps nets.data.sample_batches (or another sampler with its arguments, such as
+    nets.pack_data.pack_batches), sharding games over workers and DDP ranks."""
 
-    def __init__(self, kwargs, rank, world, seed):
+    def __init__(self, kwargs, rank, world, seed, sampler=nd.sample_batches):
         super().__init__()
         self.kwargs, self.rank, self.world, self.seed = kwargs, rank, world, seed
+        self.sampler = sampler
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         wid, nworkers = (info.id, info.num_workers) if info else (0, 1)
         shard = (self.rank * nworkers + wid, self.world * nworkers)
-        return nd.sample_batches(**self.kwargs, shard=shard, seed=self.seed * 7919 + shard[0])
+        return self.sampler(**self.kwargs, shard=shard, seed=self.seed * 7919 + shard[0])
+
+
+def samplers(data, val_data, kwargs):
+    """Return (training sampler, validation-set function) for the --data and --val-data
+    inputs: nets.data's for SGF inputs, nets.pack_data's for packs, which are loaded here
+    (before data-loader workers fork, so that they share it) and checked against the
+    training settings in kwargs; exits with a message for inputs that do not fit."""
+    try:
+        train_packed = pdata.is_pack_input(data)
+        val_packed = pdata.is_pack_input(val_data)
+        for paths, packed, split in ((data, train_packed, "train"),
+                                     (val_data, val_packed, "val")):
+            if packed:
+                pack, _ = pdata.select_games(paths, split, kwargs["val_mod"])
+                pdata.check_ownership(pack, kwargs["ownership"], kwargs["ownership_runs"])
+        if train_packed:  # compiled here once rather than in every worker
+            next(pdata.pack_batches(**dict(kwargs, batch=2, pool=2)))
+    except (npk.PackError, FileNotFoundError) as e:
+        sys.exit(f"--data / --val-data: {e}")
+    return (pdata.pack_batches if train_packed else nd.sample_batches,
+            pdata.pack_validation_set if val_packed else nd.validation_set)
 
 
 def use_bf16(choice, device):
@@ -355,18 +383,19 @@ def main(argv=None):
                          rank=config["rank"], edge=config["edge"], ownership=owner_targets,
                          value=config["value"], pool=args.pool, sample_rate=args.sample_rate,
                          val_mod=args.val_mod, ownership_runs=args.ownership_runs)
+    sampler, validation_set = samplers(args.data, args.val_data or args.data, sample_kwargs)
     # A resumed run draws a new game order (seeded by the step) rather than replaying the
     # games it has already seen.
-    dataset = Batches(sample_kwargs, rank, world, args.seed * 1000003 + step)
+    dataset = Batches(sample_kwargs, rank, world, args.seed * 1000003 + step, sampler)
     loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=args.workers,
                                          persistent_workers=args.workers > 0,
                                          prefetch_factor=4 if args.workers else None)
     val = None
     if main_rank:
-        val = nd.validation_set(args.val_data or args.data, args.val_positions, config["heads"],
-                                config["rank"], config["edge"], owner_targets,
-                                val_mod=args.val_mod, value=config["value"],
-                                ownership_runs=args.ownership_runs)
+        val = validation_set(args.val_data or args.data, args.val_positions, config["heads"],
+                             config["rank"], config["edge"], owner_targets,
+                             val_mod=args.val_mod, value=config["value"],
+                             ownership_runs=args.ownership_runs)
         log = open(log_path, "a")
         print(f"config {config} device {device} bf16 {bf16} threads "
               f"{torch.get_num_threads()} workers {args.workers} validation "

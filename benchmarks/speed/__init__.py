@@ -6,4 +6,6 @@
 - nn_speed: the policy (and value) network's evaluations per second as the search asks them.
 - cold_start: start-up as a GUI sees it, to the first answer and the first genmove.
 - tree_memory: bytes per node and edge of the search tree, and the process's resident memory.
+- loader_speed: training samples per CPU second from SGF archives and from a pack, and per
+  wall second with data-loader workers.
 """
