@@ -18,7 +18,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from engine.board import EMPTY, NO_ALLOC, WIDTH, first_liberty
+from engine.board import EMPTY, LAST_MOVE, NO_ALLOC, WIDTH, first_liberty
 
 # Attacker moves a reading may try, and ladder steps (extension + atari) it may follow.
 MAX_ATTACKS = 200
@@ -289,3 +289,32 @@ def atari_starts_ladder(b, p, target, sc):
     if _capture_escapes_on_board(b, b.chain[target], lib, attacker, p):
         return False
     return _read(sc, target, lib, w)
+
+
+@njit(**NO_ALLOC)
+def futile_escapes(b, color, sc, out):
+    """Write into out the liberties of color's chains in atari next to the last move whose
+    extension there runs into a working ladder (caught_in_ladder), at most out's length;
+    return how many. Each step of a ladder is such an atari, and each extension loses more
+    stones; a network without ladder planes ranks it high, as the move that usually saves a
+    chain in atari. Chains left in atari earlier are not asked about: their liberty may
+    matter for other reasons, and nobody is chasing them."""
+    last = b.info[LAST_MOVE]
+    if last < 0:
+        return 0
+    w = b.info[WIDTH]
+    n = 0
+    for d in (-w, -1, 1, w):
+        q = last + d
+        if n == out.shape[0]:
+            break
+        if b.stones[q] != color or b.nlibs[b.chain[q]] != 1:
+            continue
+        lib = first_liberty(b, b.chain[q])
+        seen = False
+        for i in range(n):
+            seen = seen or out[i] == lib
+        if not seen and caught_in_ladder(b, q, sc):
+            out[n] = lib
+            n += 1
+    return n

@@ -2,12 +2,14 @@
 reader that plays the ladder out on a plain grid with real captures."""
 import random
 
+import numpy as np
 import pytest
 
 from asciiboard import game_from_diagram
 from engine import board as bd
 from engine.game import Game, IllegalMove
-from engine.ladder import atari_starts_ladder, caught_in_ladder, new_ladder_scratch
+from engine.ladder import (atari_starts_ladder, caught_in_ladder, futile_escapes,
+                           new_ladder_scratch)
 from test_consistency import flood, neighbours
 
 # Black D4 is in atari at E4; extending there gives two liberties, and white chases the chain
@@ -66,6 +68,34 @@ def test_the_atari_from_the_right_side_starts_the_ladder():
     d4 = game.parse_vertex("D4")
     assert atari_starts_ladder(game.board, game.parse_vertex("D3"), d4, scratch)
     assert not atari_starts_ladder(game.board, game.parse_vertex("E4"), d4, scratch)
+
+
+def chased(diagram, vertex, color):
+    """Return the Game of the diagram, vertex left empty, after color plays there."""
+    game = game_from_diagram(with_stone(diagram, vertex, "."))
+    game.play(color, game.parse_vertex(vertex))
+    return game
+
+
+def escapes(game):
+    out = np.zeros(4, np.int32)
+    to_play = game.board.info[bd.TO_PLAY]
+    n = futile_escapes(game.board, to_play, new_ladder_scratch(game.board.stones.shape[0]), out)
+    return sorted(game.vertex(int(p)) for p in out[:n])
+
+
+def test_futile_escapes_are_the_extensions_a_ladder_catches():
+    assert escapes(chased(LADDER, "D3", bd.WHITE)) == ["E4"]
+    assert escapes(chased(with_stone(LADDER, "F2", "X"), "D3", bd.WHITE)) == []  # the breaker
+    # Only a chain the last move put in atari is asked about: one left in atari earlier has
+    # nobody chasing it, and its liberty may matter for other reasons.
+    assert escapes(game_from_diagram(LADDER)) == []
+    assert escapes(chased(with_stone(LADDER, "H9", "O"), "H9", bd.WHITE)) == []
+    # E8, put in atari by E9, extends at E7 to three liberties: no futile escape.
+    boxed = LADDER
+    for vertex, symbol in (("E8", "X"), ("D8", "O"), ("F8", "O")):
+        boxed = with_stone(boxed, vertex, symbol)
+    assert escapes(chased(boxed, "E9", bd.WHITE)) == []
 
 
 # The slow reader ---------------------------------------------------------------------------
