@@ -256,7 +256,7 @@ def split_threads(threads, cpus, policy_only=False, network=False):
     usable CPUs. 'auto' runs one search thread per CPU without the network, and half of them
     (at least 1) with it: the network server's thread is busy too, and at a fixed playout
     budget two search threads with one network thread on 2 CPUs won 3 of 10 games against one
-    search thread (benchmarks/RESULTS.md). torch's intra-op threads take the CPUs the search
+    search thread (benchmarks/history/). torch's intra-op threads take the CPUs the search
     threads leave, at least 1, and all of them with policy_only (no search)."""
     if threads != "auto":
         search = threads

@@ -18,15 +18,17 @@ _IMPORTS_NUMBA = re.compile(rb"^\s*(?:import|from)\s+numba\b", re.MULTILINE)
 
 
 def numba_cache_dir(root=_ROOT):
-    """Return the cache folder for the sources under root: .numba_cache/<hash> there.
+    """Return the cache folder for the sources under root: .numba_cache/<hash> there, the hash
+    taken over the .py files of engine/, nets/ and benchmarks/ and their subfolders.
     Files that do not import numba hold no jitted code and stay out of the hash, so that an
     edit to them (the GTP layer, a benchmark's driver) does not throw the cache away."""
     digest = hashlib.sha1()
     for folder in ("engine", "nets", "benchmarks"):
-        for path in sorted((root / folder).glob("*.py")):
+        # Recursive: benchmarks/ keeps its modules in subfolders (speed/playouts.py is jitted).
+        for path in sorted((root / folder).rglob("*.py")):
             source = path.read_bytes()
             if _IMPORTS_NUMBA.search(source):
-                digest.update(path.name.encode())
+                digest.update(path.relative_to(root / folder).as_posix().encode())
                 digest.update(source)
     return root / ".numba_cache" / digest.hexdigest()[:16]
 

@@ -19,7 +19,7 @@ from engine.tree import MAX_PRIOR_EQEX, TREE_POLICIES
 
 AUTO = "auto"
 # The search's value mix with a net that has a value head, the measured best
-# (benchmarks/RESULTS.md, value head): 30% of the network's value in every win rate before
+# (benchmarks/history/, value head): 30% of the network's value in every win rate before
 # move value_until; it beat the same search without the value 39 of 52 games.
 NET_VALUE_WEIGHT = 0.3
 

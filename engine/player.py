@@ -70,7 +70,7 @@ class PlayerConfig:
     rollouts: int = 5000
     resign_threshold: float = 0.1
     # robust_choice's margin: 0.05, the net's favourite only when clearly better (-0.05, the
-    # favourite in near-ties, won 4 of 10 games against it: benchmarks/RESULTS.md).
+    # favourite in near-ties, won 4 of 10 games against it: benchmarks/history/).
     favourite_margin: float = 0.05
     min_resign_playouts: int = 500
     ownership_runs: int = 1000

@@ -23,7 +23,7 @@ class SearchConfig:
     # off), without the network and with it (net_: there they matter only to darkforest's
     # tree policy, and RAVE to PUCT's win rates too). Without the network Pachi's values (no
     # exploration term, RAVE worth 4,000 playouts) won 8 of 8 games on 19x19 against 0.3 and
-    # 0.02 and 9 of 11 on 9x9 (benchmarks/RESULTS.md, RAVE).
+    # 0.02 and 9 of 11 on 9x9 (benchmarks/history/, RAVE).
     uct_c: float = 0.0
     rave_bias: float = 0.00025
     net_uct_c: float = 0.3
@@ -37,12 +37,12 @@ class SearchConfig:
     prior_weight: float = 0.0
     net_prior_weight: float = 1.0
     # Without the net: playouts' worth of each heuristic prior (with it, none: the heuristics
-    # worth 10 playouts on top of the net's priors won 1 of 5 games, benchmarks/RESULTS.md).
+    # worth 10 playouts on top of the net's priors won 1 of 5 games, benchmarks/history/).
     prior_eqex: int = 10
     # Without the net: winning playouts of sqrt(p) * shape_eqex for a move the shape model
     # (engine.shapes, loaded from the file `shapes`; "" for none) gives probability p, as
     # Pachi weighs its pattern model's probabilities. 200 won 10 of 10 games against 0 on
-    # 19x19 at 2,000 playouts (benchmarks/RESULTS.md, shape model).
+    # 19x19 at 2,000 playouts (benchmarks/history/, shape model).
     shape_eqex: int = 200
     shapes: str = ""
     net_expand_visits: int = 4
@@ -56,7 +56,7 @@ class SearchConfig:
     puct_top_cumulative: float = 0.999
     # Share of the network's value in a move's win rate (engine.config.NET_VALUE_WEIGHT with
     # a net that has a value head), mixed only before value_until moves of the game (0:
-    # always): the head judges the endgame worse than the playouts (benchmarks/RESULTS.md).
+    # always): the head judges the endgame worse than the playouts (benchmarks/history/).
     value_weight: float = 0.0
     value_until: int = 200
     early_stop: bool = True        # stop once no other root move can catch the most visited
@@ -82,7 +82,7 @@ class SearchConfig:
         shape model, a cost in proportion to the board's points, so "auto" expands every
         points / 45 visits, within 3 to 8: 3 on 9x9 and 8 on 19x19 (Pachi's expand_p), each
         even at equal playouts with the 2 of before and 1.3x and 1.5x its playouts per CPU
-        second; 8 on 9x9 lost (benchmarks/RESULTS.md, expansion)."""
+        second; 8 on 9x9 lost (benchmarks/history/, expansion)."""
         if self.expand_visits != "auto":
             return self.expand_visits
         return min(8, max(3, round(size * size / 45)))
@@ -90,7 +90,7 @@ class SearchConfig:
     def value_weight_at(self, moves_played):
         """Return the network value's share in the win rates after moves_played moves: the
         value head judges the middle game better mixed with the playouts than the playouts
-        alone, the endgame worse (benchmarks/RESULTS.md, value head), hence value_until."""
+        alone, the endgame worse (benchmarks/history/, value head), hence value_until."""
         return self.value_weight if self.before_value_until(moves_played) else 0.0
 
     def before_value_until(self, moves_played):

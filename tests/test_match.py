@@ -48,6 +48,16 @@ def test_parse_score_reads_wins_and_draws():
     assert match_records.parse_score("black wins") is None
 
 
+def test_a_results_file_in_a_missing_folder_is_written_with_its_folder(tmp_path):
+    # The agreement and clock benchmarks append to --results runs/...: a fresh checkout has
+    # no runs/.
+    path = tmp_path / "runs" / "agree" / "positions.jsonl"
+    match_records.append_result(str(path), {"index": 0})
+    match_records.append_result(str(path), {"index": 1})
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [
+        {"index": 0}, {"index": 1}]
+
+
 def test_two_game_match_alternates_colours_and_writes_sgf(capsys, tmp_path, fake):
     engine_a = fake("--name", "Fixed", "--moves", "C3,B2")
     engine_b = fake("--name", "Passer")

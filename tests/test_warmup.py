@@ -367,7 +367,12 @@ def test_the_compile_cache_folder_changes_with_the_jitted_sources_only(tmp_path)
     mention.write_text("# numba's cache is loaded by the first search, as before\n")
     assert engine.numba_cache_dir(tmp_path) == first
     jitted.write_text("import numba\n\n\n@numba.njit\ndef f():\n    return 2\n")
-    assert engine.numba_cache_dir(tmp_path) != first
+    second = engine.numba_cache_dir(tmp_path)
+    assert second != first
+    nested = tmp_path / "benchmarks" / "speed" / "kernel.py"    # a benchmark's own jitted code
+    nested.parent.mkdir()
+    nested.write_text("from numba import njit\n\n\n@njit\ndef g():\n    return 1\n")
+    assert engine.numba_cache_dir(tmp_path) != second
 
 
 @pytest.mark.parametrize("leaving", [False, True])

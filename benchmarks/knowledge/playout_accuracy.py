@@ -169,6 +169,8 @@ def without_setup(records, counts):
 def main(argv=None):
     """Return the exit status after measuring and printing the table and the JSON line."""
     args = parse_args(argv)
+    if args.rows:       # made now, not after the hours of work that fill it
+        os.makedirs(os.path.dirname(args.rows) or ".", exist_ok=True)
     policy = args.config.build()
     counts = nd.Stats()
     by_name = {}

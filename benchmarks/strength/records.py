@@ -138,7 +138,9 @@ def load_results(config: MatchConfig) -> dict[int, dict]:
 
 
 def append_result(path: str, record: dict) -> None:
-    """Return after appending record to the results file as one JSON line."""
+    """Return after appending record to the results file as one JSON line, creating its
+    folder if need be (a fresh checkout has no runs/)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "a+", encoding="utf-8") as handle:
         handle.seek(0, os.SEEK_END)
         # Start on a fresh line if a killed run left the last one unfinished.

@@ -284,6 +284,8 @@ def main(argv=None):
         fd, log_path = tempfile.mkstemp(prefix="regress-engine-", suffix=".log")
         os.close(fd)
     print(f"engine: {command} (stderr to {log_path})", file=sys.stderr)
+    if args.results:
+        os.makedirs(os.path.dirname(args.results) or ".", exist_ok=True)
     out = open(args.results, "w") if args.results else None
     started = time.monotonic()
 
