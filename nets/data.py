@@ -369,9 +369,13 @@ def game_stream(paths, split, rng, size=19, stats=None, shard=(0, 1), val_mod=VA
                          if _is_sgf(info.filename) and not info.is_dir()]
         else:
             refs.append((path, None))
-    refs = refs[shard[0]::shard[1]]
     if not refs:
         raise ValueError(f"no SGF input in {paths}")
+    if len(refs) < shard[1]:
+        raise ValueError(f"{len(refs)} game files or archives in {paths} for {shard[1]} data "
+                         "readers (DDP ranks x loader workers); a tar archive is read whole "
+                         "by one reader: give a zip, a directory or a pack")
+    refs = refs[shard[0]::shard[1]]
     zips = {}
     yielded = False
     while True:

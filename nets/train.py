@@ -181,10 +181,12 @@ def losses(model, batch, device, bf16, ownership_weight, value_weight=1.0, froze
 
 
 def _known_mse(prediction, target):
-    """Return the mean squared error over the finite targets (0 when there are none)."""
+    """Return the mean squared error over the finite targets (0 when there are none, still
+    computed from the prediction: under DistributedDataParallel a head left out of one rank's
+    graph stops every rank at the next step)."""
     known = torch.isfinite(target)
     if not known.any():
-        return prediction.new_zeros(())
+        return (prediction * 0).sum()
     return F.mse_loss(prediction[known], target[known])
 
 
@@ -261,6 +263,20 @@ def lr_at(args, step, plateau_scale, wall=0.0):
 def fmt_time(seconds):
     seconds = int(max(0, seconds))
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def ranks_in_step(model):
+    """Return whether every DDP rank holds the same parameters, compared by two checksums that
+    each rank contributes (a plain and a position-weighted sum): the gradients are all-reduced,
+    so ranks whose parameters differ have taken different steps."""
+    import torch.distributed as dist
+    params = [p.detach().double().flatten() for p in model.parameters()]
+    flat = torch.cat(params)
+    places = torch.arange(1, flat.numel() + 1, dtype=torch.float64, device=flat.device)
+    checksum = torch.stack([flat.sum(), (flat * places).sum()])
+    gathered = [torch.zeros_like(checksum) for _ in range(dist.get_world_size())]
+    dist.all_gather(gathered, checksum)
+    return all(torch.equal(other, gathered[0]) for other in gathered)
 
 
 def main(argv=None):
@@ -509,6 +525,12 @@ def main(argv=None):
         if now - t_ckpt >= args.ckpt_minutes * 60:
             save_checkpoint()
             t_ckpt = t_last = time.time()
+    if world > 1:
+        in_step = ranks_in_step(model)
+        if main_rank:
+            write_log({"step": step, "ranks_in_step": in_step})
+            if not in_step:
+                print("warning: the ranks' parameters differ at the end", file=sys.stderr)
     if main_rank:
         validate()
         save_checkpoint()

@@ -4,6 +4,8 @@ import io
 import json
 import os
 import random
+import subprocess
+import sys
 import tarfile
 import zipfile
 
@@ -17,6 +19,8 @@ from nets import data as nd
 from nets import model as nm
 from nets import repack as nr
 from nets import train as nt
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def random_moves(size, moves, seed):
@@ -193,6 +197,35 @@ def test_training_smoke_checkpoint_and_resume(corpus, tmp_path):
     lines = [json.loads(line) for line in open(os.path.join(run, "log.jsonl"))]
     assert any("val_top1" in r for r in lines) and any("loss" in r for r in lines)
     assert max(r["step"] for r in lines) == 6
+
+
+def test_two_ranks_under_torchrun_train_in_step(corpus, tmp_path):
+    """DistributedDataParallel on the CPU (gloo): two ranks started by torchrun share each step's
+    gradients, so they end with the same parameters, and the checkpoint counts both ranks'
+    samples."""
+    out = str(tmp_path / "w" / "tiny.pt")
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               "--nproc_per_node", "2", "-m", "nets.train",
+               "--data", str(corpus / "games.zip"), "--config", "tiny", "--out", out,
+               "--run-dir", str(run), "--batch", "16", "--workers", "0", "--threads", "1",
+               "--val-positions", "64", "--ckpt-minutes", "0", "--val-minutes", "0",
+               "--log-every", "1", "--warmup", "1", "--bf16", "off", "--pool", "4",
+               "--val-mod", "3", "--device", "cpu", "--steps", "3"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ckpt = torch.load(run / "ckpt.pt", weights_only=True)
+    assert ckpt["step"] == 3 and ckpt["samples"] == 3 * 16 * 2
+    records = [json.loads(line) for line in open(run / "log.jsonl")]
+    assert {"step": 3, "ranks_in_step": True} in records
+
+
+def test_one_tar_archive_for_two_readers_is_a_clear_error(corpus):
+    """A tar archive cannot be split between readers: with two of them one would get nothing."""
+    games = nd.game_stream([str(corpus / "games.tar.gz")], "train", random.Random(1),
+                           shard=(1, 2))
+    with pytest.raises(ValueError, match="tar archive is read whole"):
+        next(games)
 
 
 def test_a_time_budget_runs_the_schedule_over_time_and_stops(corpus, tmp_path):
