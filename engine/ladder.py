@@ -18,7 +18,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from engine.board import EMPTY, LAST_MOVE, NO_ALLOC, WIDTH, first_liberty
+from engine.board import EMPTY, LAST_MOVE, NO_ALLOC, WIDTH, chain_liberties, first_liberty
 
 # Attacker moves a reading may try, and ladder steps (extension + atari) it may follow.
 MAX_ATTACKS = 200
@@ -318,3 +318,56 @@ def futile_escapes(b, color, sc, out):
             out[n] = lib
             n += 1
     return n
+
+
+@njit(**NO_ALLOC)
+def _captures_next_to(b, p, color):
+    """Return True if color playing at p captures a chain of the other colour (one in atari
+    next to p)."""
+    w = b.info[WIDTH]
+    for d in (-w, -1, 1, w):
+        q = p + d
+        if b.stones[q] == 3 - color and b.nlibs[b.chain[q]] == 1:
+            return True
+    return False
+
+
+@njit(**NO_ALLOC)
+def ladder_moves(b, color, sc, captures, escapes, libs):
+    """Write into captures the points where color's atari catches a chain of the other colour
+    with two liberties in a working ladder (atari_starts_ladder; ataris that capture
+    something are left out), and into escapes the liberties of color's chains in atari whose
+    extension runs into a working ladder (caught_in_ladder), each point once and at most the
+    arrays' lengths; libs (two or more ints) is scratch. Return (captures, escapes) found.
+    These are AlphaGo's ladder capture and ladder escape input planes, the second as the
+    escapes that fail: the network cannot read a ladder across the board, and these moves
+    are the ones it gets wrong."""
+    opp = 3 - color
+    ncap = 0
+    nesc = 0
+    for p in range(b.stones.shape[0]):
+        s = b.stones[p]
+        if s == EMPTY or s > 2 or b.chain[p] != p:
+            continue
+        nlibs = b.nlibs[p]
+        if s == opp and nlibs == 2:
+            chain_liberties(b, p, libs)
+            for i in range(2):
+                lib = libs[i]
+                if ncap == captures.shape[0] or _captures_next_to(b, lib, color):
+                    continue
+                seen = False
+                for k in range(ncap):
+                    seen = seen or captures[k] == lib
+                if not seen and atari_starts_ladder(b, lib, p, sc):
+                    captures[ncap] = lib
+                    ncap += 1
+        elif s == color and nlibs == 1 and nesc < escapes.shape[0]:
+            lib = first_liberty(b, p)
+            seen = False
+            for k in range(nesc):
+                seen = seen or escapes[k] == lib
+            if not seen and caught_in_ladder(b, p, sc):
+                escapes[nesc] = lib
+                nesc += 1
+    return ncap, nesc

@@ -289,10 +289,12 @@ class SampleWriter:
     """Fills batch arrays with one position's planes, legal mask and targets under a symmetry."""
 
     def __init__(self, batch, size=19, heads=3, rank=9, edge=False, ownership=False,
-                 value=False):
+                 value=False, ladder=False):
         self.size, self.heads, self.rank, self.edge = size, heads, rank, edge
+        self._ladder_scratch = feat.new_ladder_scratch(size) if ladder else None
         n = size
-        self.x = np.zeros((batch, feat.num_planes(edge), n, n), np.float32)
+        planes = feat.num_planes(edge, ladder)
+        self.x = np.zeros((batch, planes, n, n), np.float32)
         self.mask = np.zeros((batch, n * n), np.bool_)
         self.targets = np.full((batch, heads), -1, np.int64)
         self.owner = np.zeros((batch, n * n), np.float32) if ownership else None
@@ -300,14 +302,14 @@ class SampleWriter:
         # komi as points for the side to move.
         self.value = np.zeros(batch, np.float32) if value else None
         self.komi = np.zeros(batch, np.float32) if value else None
-        self._planes = np.zeros((feat.num_planes(edge), n, n), np.float32)
+        self._planes = np.zeros((planes, n, n), np.float32)
         self._mask = np.zeros(n * n, np.bool_)
 
     def write(self, row, b, record, i, sym):
         """Write position before move i of record (board b) into row under symmetry sym."""
         n = self.size
         color = int(record.colors[i])
-        feat.board_planes(b, color, self.rank, self.edge, self._planes)
+        feat.position_planes(b, color, self.rank, self.edge, self._ladder_scratch, self._planes)
         self.x[row] = feat.transform_planes(self._planes, sym)
         feat.legal_mask(b, color, self._mask)
         self.mask[row] = feat.transform_planes(self._mask.reshape(n, n), sym).reshape(-1)
@@ -403,7 +405,7 @@ def game_stream(paths, split, rng, size=19, stats=None, shard=(0, 1), val_mod=VA
 
 def sample_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
                    ownership=False, value=False, pool=256, sample_rate=0.1, augment=True, seed=0,
-                   shard=(0, 1), stats=None, val_mod=VAL_MOD, ownership_runs=0):
+                   shard=(0, 1), stats=None, val_mod=VAL_MOD, ownership_runs=0, ladder=False):
     """Yield training batches forever: dicts of x [B,C,N,N] float32, mask [B,N*N] bool,
     targets [B,k] int64 (-1 = none), optionally owner [B,N*N] float32 (+1 ours) and value,
     komi [B] float32 (see SampleWriter).
@@ -413,11 +415,12 @@ def sample_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
     sample comes from a random game of the pool, so a batch mixes many games at random stages
     while memory stays bounded. augment applies a random symmetry per sample.
     ownership_runs > 0 takes the ownership targets from that many playouts of each game's
-    last position (result_ownership) instead of its Tromp-Taylor owner."""
+    last position (result_ownership) instead of its Tromp-Taylor owner. ladder adds the
+    ladder planes (nets.features)."""
     rng = random.Random(seed)
     games = game_stream(paths, split, rng, stats=stats, shard=shard, val_mod=val_mod)
     games = _with_result_ownership(games, ownership_runs if ownership else 0, seed)
-    writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value)
+    writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value, ladder)
 
     def fresh():
         while True:
@@ -450,9 +453,9 @@ def _with_result_ownership(records, runs, seed):
 
 
 def all_positions(records, batch=256, heads=3, rank=9, edge=False, ownership=False,
-                  value=False):
+                  value=False, ladder=False):
     """Yield batches (as sample_batches, no augmentation) of every non-pass position of records."""
-    writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value)
+    writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value, ladder)
     row = 0
     for record in records:
         b = new_game_board(record)
@@ -470,12 +473,12 @@ def all_positions(records, batch=256, heads=3, rank=9, edge=False, ownership=Fal
 
 def validation_set(paths, positions=4096, heads=3, rank=9, edge=False, ownership=False,
                    sample_rate=0.1, seed=1234, val_mod=VAL_MOD, batch=256, value=False,
-                   ownership_runs=0):
+                   ownership_runs=0, ladder=False):
     """Return a fixed list of batches of about `positions` validation-split positions: games
     in file order, each position kept with probability sample_rate (fixed seed); ownership_runs
-    as in sample_batches."""
+    and ladder as in sample_batches."""
     rng = random.Random(seed)
-    writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value)
+    writer = SampleWriter(batch, 19, heads, rank, edge, ownership, value, ladder)
     out, row, total = [], 0, 0
     records = read_games(paths, split="val", val_mod=val_mod)
     for record in _with_result_ownership(records, ownership_runs if ownership else 0, seed):

@@ -16,15 +16,22 @@ y * N + x. Plane order (25 planes, darkforest's standard 21 + extended 4):
           stones are in the way)
 
 With ``edge=True`` a 26th plane of ones is appended (Clark & Storkey's edge encoding: the
-convolutions zero-pad, so the first layer sees where this plane stops).
+convolutions zero-pad, so the first layer sees where this plane stops). With ``ladder=True``
+two more planes come last, AlphaGo's ladder planes as engine.ladder reads them: the points
+where our atari catches a chain in a working ladder, and the liberties of our chains in atari
+whose extension is caught in one (ladder_planes).
 """
 import numpy as np
 from numba import njit
 
 from engine import board as bd
+from engine import ladder as ld
 
 NUM_PLANES = 25
 RANK_PLANES = 9
+LADDER_PLANES = 2
+# At most this many points of each ladder plane (no position comes near it).
+MAX_LADDER_POINTS = 64
 FEATURES_VERSION = 1
 
 OUR_LIBS, THEIR_LIBS, KO, OURS, THEIRS, EMPTY_PLANE, OUR_HISTORY, THEIR_HISTORY, RANK, BORDER, \
@@ -33,15 +40,20 @@ OUR_LIBS, THEIR_LIBS, KO, OURS, THEIRS, EMPTY_PLANE, OUR_HISTORY, THEIR_HISTORY,
 HISTORY_DECAY = 0.1
 
 
-def num_planes(edge=False):
-    """Return the number of planes a stack has with or without the edge-encoding plane."""
-    return NUM_PLANES + (1 if edge else 0)
+def num_planes(edge=False, ladder=False):
+    """Return the number of planes a stack has with or without the edge-encoding plane and
+    the ladder planes."""
+    return NUM_PLANES + (1 if edge else 0) + (LADDER_PLANES if ladder else 0)
 
 
-def feature_spec(rank=9, edge=False):
-    """Return the dict that describes these features inside a weights file."""
-    return {"version": FEATURES_VERSION, "planes": num_planes(edge), "rank": int(rank),
+def feature_spec(rank=9, edge=False, ladder=False):
+    """Return the dict that describes these features inside a weights file (the ladder key
+    only where the planes are on, so that files written before them still match)."""
+    spec = {"version": FEATURES_VERSION, "planes": num_planes(edge, ladder), "rank": int(rank),
             "edge": bool(edge)}
+    if ladder:
+        spec["ladder"] = True
+    return spec
 
 
 @njit(cache=True, nogil=True)
@@ -123,7 +135,25 @@ def board_planes(b, color, rank, edge, out):
         out[RANK + rank - 1] = 1.0
 
 
-def extract(boards, colors=None, rank=9, edge=False, out=None):
+@njit(cache=True, nogil=True)
+def ladder_planes(b, color, sc, out):
+    """Write the two ladder planes of board b seen by color into out[2, N, N]: 1 where our
+    atari catches a chain in a working ladder, and 1 on the liberty of our chain in atari
+    whose extension is caught (engine.ladder.ladder_moves); sc is the reader's scratch
+    (engine.ladder.new_ladder_scratch)."""
+    w = b.info[bd.WIDTH]
+    captures = np.empty(MAX_LADDER_POINTS, np.int64)
+    escapes = np.empty(MAX_LADDER_POINTS, np.int64)
+    libs = np.empty(2, np.int64)
+    ncap, nesc = ld.ladder_moves(b, color, sc, captures, escapes, libs)
+    out[:] = 0.0
+    for i in range(ncap):
+        out[0, captures[i] // w - 1, captures[i] % w - 1] = 1.0
+    for i in range(nesc):
+        out[1, escapes[i] // w - 1, escapes[i] % w - 1] = 1.0
+
+
+def extract(boards, colors=None, rank=9, edge=False, out=None, ladder=False):
     """Return float32 [B, C, N, N] planes for a list of same-size boards.
 
     colors: the side to move for each board (default: each board's info[TO_PLAY]).
@@ -134,13 +164,28 @@ def extract(boards, colors=None, rank=9, edge=False, out=None):
     n = int(boards[0].info[bd.SIZE])
     if any(int(b.info[bd.SIZE]) != n for b in boards):
         raise ValueError("boards of different sizes")
-    c = num_planes(edge)
+    c = num_planes(edge, ladder)
     if out is None:
         out = np.empty((len(boards), c, n, n), np.float32)
+    sc = new_ladder_scratch(n) if ladder else None
     for i, b in enumerate(boards):
         color = int(b.info[bd.TO_PLAY]) if colors is None else int(colors[i])
-        board_planes(b, color, rank, edge, out[i])
+        position_planes(b, color, rank, edge, sc, out[i])
     return out
+
+
+def new_ladder_scratch(size):
+    """Return the ladder reader's scratch for position_planes on size x size boards."""
+    return ld.new_ladder_scratch((size + 2) ** 2)
+
+
+def position_planes(b, color, rank, edge, ladder_scratch, out):
+    """Write every plane of board b seen by color into out [C, N, N]: board_planes', then
+    the ladder planes when ladder_scratch (new_ladder_scratch) is given."""
+    base = num_planes(edge)
+    board_planes(b, color, rank, edge, out[:base])
+    if ladder_scratch is not None:
+        ladder_planes(b, color, ladder_scratch, out[base:])
 
 
 @njit(cache=True, nogil=True)

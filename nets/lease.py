@@ -60,6 +60,9 @@ def parse_args(argv=None):
     p.add_argument("--val-minutes", type=float, default=1.0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=81)
+    p.add_argument("--ladder", action=argparse.BooleanOptionalAction, default=True,
+                   help="train with the ladder input planes (a net without them gains them, "
+                   "nets.train --ladder); default on")
     return p.parse_args(argv)
 
 
@@ -107,7 +110,8 @@ def train_argv(args, paths, weights, run_dir, minutes):
             str(args.sample_rate), "--val-positions", str(args.val_positions), "--val-mod",
             str(args.val_mod),
             "--val-minutes", str(args.val_minutes), "--ckpt-minutes", "2", "--device",
-            args.device, "--bf16", args.bf16, "--seed", str(args.seed)]
+            args.device, "--bf16", args.bf16, "--seed", str(args.seed)] \
+        + (["--ladder"] if args.ladder else [])
 
 
 def main(argv=None):

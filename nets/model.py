@@ -25,19 +25,20 @@ CONFIGS = {
     # Tian & Zhu's d=12, w=384 network: 5x5x92, 10 x 3x3x384, 3x3 head with k=3.
     "darkforest": dict(first_kernel=5, first_width=92, width=384, depth=10, heads=3,
                        ownership=False, symmetric=False, edge=False, rank=9, value=False,
-                       value_convs=2, value_ownership=False),
+                       value_convs=2, value_ownership=False, ladder=False),
     # Sized for 2 CPU cores: >= 500 positions/s at batch 16 in fp32 with features
     # (benchmarks/speed/nn_speed.py), and ~1000 training samples/s with bf16 on AMX hardware.
     "cpu": dict(first_kernel=5, first_width=64, width=64, depth=6, heads=3,
                 ownership=False, symmetric=False, edge=False, rank=9, value=False,
-                value_convs=2, value_ownership=False),
+                value_convs=2, value_ownership=False, ladder=False),
     # For tests only.
     "tiny": dict(first_kernel=3, first_width=8, width=8, depth=1, heads=3,
                  ownership=True, symmetric=False, edge=False, rank=9, value=True,
-                 value_convs=1, value_ownership=False),
+                 value_convs=1, value_ownership=False, ladder=False),
 }
 # Config keys that weights files written before them lack, with the value that those files mean.
-LATER_CONFIG_KEYS = {"value": False, "value_convs": 0, "value_ownership": False}
+LATER_CONFIG_KEYS = {"value": False, "value_convs": 0, "value_ownership": False,
+                     "ladder": False}
 # The value head's komi input is komi / KOMI_SCALE, seen from the side to move.
 KOMI_SCALE = 10.0
 
@@ -138,7 +139,7 @@ class PolicyNet(nn.Module):
         super().__init__()
         self.config = dict(config)
         sym = config["symmetric"]
-        cin = feat.num_planes(config["edge"])
+        cin = feat.num_planes(config["edge"], config.get("ladder", False))
         layers = [Conv(cin, config["first_width"], config["first_kernel"], sym), nn.ReLU(),
                   nn.BatchNorm2d(config["first_width"])]
         width = config["first_width"]
@@ -198,7 +199,8 @@ def save_model(model, path, meta=None):
     model = getattr(model, "module", model)
     state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     payload = {"format": WEIGHTS_FORMAT, "config": dict(model.config),
-               "features": feat.feature_spec(model.config["rank"], model.config["edge"]),
+               "features": feat.feature_spec(model.config["rank"], model.config["edge"],
+                                             model.config.get("ladder", False)),
                "state_dict": state, "meta": dict(meta or {})}
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = f"{path}.tmp{os.getpid()}"
@@ -223,7 +225,7 @@ def read_weights(path):
     missing = [k for k in CONFIGS["cpu"] if k not in config]
     if missing:
         raise WeightsError(f"{path}: config lacks {missing}")
-    want = feat.feature_spec(config["rank"], config["edge"])
+    want = feat.feature_spec(config["rank"], config["edge"], config["ladder"])
     if payload["features"] != want:
         raise WeightsError(f"{path}: features {payload['features']} do not match this code's "
                            f"{want}")
@@ -281,6 +283,21 @@ def with_value_ownership(config, state_dict):
     state = dict(state_dict)
     state["value.hidden.weight"] = torch.cat([weight, weight.new_zeros(weight.shape[0], 1)], 1)
     return {**config, "value_ownership": True}, state
+
+
+def with_ladder_planes(config, state_dict):
+    """Return (config, state_dict) of the same network reading the two ladder planes too
+    (config ladder): the first conv gains their input channels with zero weights, so that the
+    grown network computes what the old one did and training goes on from it.
+    ValueError when the network already reads them."""
+    if config.get("ladder"):
+        raise ValueError("the network already reads the ladder planes")
+    weight = state_dict["trunk.0.weight"]
+    out, _, k, _ = weight.shape
+    state = dict(state_dict)
+    state["trunk.0.weight"] = torch.cat(
+        [weight, weight.new_zeros(out, feat.LADDER_PLANES, k, k)], 1)
+    return {**config, "ladder": True}, state
 
 
 def _identity_block(batch_norm):
@@ -415,6 +432,7 @@ class Policy:
         self.model = model
         self.rank = model.config["rank"]
         self.edge = model.config["edge"]
+        self.ladder = model.config.get("ladder", False)
 
     @property
     def has_value(self):
@@ -430,7 +448,7 @@ class Policy:
         order. colors default to each board's TO_PLAY."""
         if colors is None:
             colors = [int(b.info[bd.TO_PLAY]) for b in boards]
-        x = feat.extract(boards, colors, self.rank, self.edge)
+        x = feat.extract(boards, colors, self.rank, self.edge, ladder=self.ladder)
         mask = feat.legal_masks(boards, colors)
         empty = ~mask.any(axis=1)
         mask[empty] = True  # no legal point: avoid NaN; callers pass in that case

@@ -80,7 +80,7 @@ def _raise_for(status):
 
 def pack_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
                  ownership=False, value=False, pool=256, sample_rate=0.1, augment=True, seed=0,
-                 shard=(0, 1), stats=None, val_mod=nd.VAL_MOD, ownership_runs=0):
+                 shard=(0, 1), stats=None, val_mod=nd.VAL_MOD, ownership_runs=0, ladder=False):
     """Yield training batches forever, as nets.data.sample_batches (same arguments; stats is
     unused: the pack counted the skipped games when it was built). Raises ValueError for a
     sample_rate outside (0, 1], which would pick no position."""
@@ -95,11 +95,11 @@ def pack_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
     pk = rp.pack_arrays(pack)
     lengths = pack.lengths[games]
     state = rp.new_pool(pool, int(lengths.max()), seed)
-    tables, scratch = rp.replay_tables(rank, edge), rp.new_scratch()
+    tables, scratch = rp.replay_tables(rank, edge, ladder=ladder), rp.new_scratch()
     empty = bd.new_board(19)
     order, pos = rng.permutation(games), 0
     while True:
-        out = rp.new_batch(batch, heads, edge, ownership, value)
+        out = rp.new_batch(batch, heads, edge, ownership, value, ladder=ladder)
         row = 0
         while row < batch:
             written, pos = rp.fill_batch(state, pk, order, pos, sample_rate, augment, row, heads,
@@ -113,7 +113,7 @@ def pack_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
 
 def pack_validation_set(paths, positions=4096, heads=3, rank=9, edge=False, ownership=False,
                         sample_rate=0.1, seed=1234, val_mod=nd.VAL_MOD, batch=256, value=False,
-                        ownership_runs=0):
+                        ownership_runs=0, ladder=False):
     """Return validation_set's batches (the same positions, drawn with the same seeded
     random.Random over the validation games in their order) from a pack."""
     pack, games = select_games(paths, "val", val_mod)
@@ -131,24 +131,24 @@ def pack_validation_set(paths, positions=4096, heads=3, rank=9, edge=False, owne
         if len(picked_games) >= positions:
             break
     return list(write_positions(pack, picked_games, picked_moves, None, heads, rank, edge,
-                                ownership, value, batch))
+                                ownership, value, batch, ladder))
 
 
 def write_positions(pack, games, moves, syms=None, heads=3, rank=9, edge=False,
-                    ownership=False, value=False, batch=256):
+                    ownership=False, value=False, batch=256, ladder=False):
     """Yield batch dicts (the last one shorter) of the positions before moves[k] of games[k]
     under symmetries syms[k] (all 0 when None), in the order given."""
     games = np.asarray(games, np.int64)
     moves = np.asarray(moves, np.int64)
     syms = np.zeros(len(games), np.int64) if syms is None else np.asarray(syms, np.int64)
     pk = rp.pack_arrays(pack)
-    tables, scratch = rp.replay_tables(rank, edge), rp.new_scratch()
+    tables, scratch = rp.replay_tables(rank, edge, ladder=ladder), rp.new_scratch()
     board, empty = bd.new_board(19), bd.new_board(19)
     for start in range(0, len(games), batch):
         stop = min(start + batch, len(games))
         g, m, s = games[start:stop], moves[start:stop], syms[start:stop]
         order = np.lexsort((m, g))
-        out = rp.new_batch(stop - start, heads, edge, ownership, value)
+        out = rp.new_batch(stop - start, heads, edge, ownership, value, ladder=ladder)
         _raise_for(rp.write_picks(pk, g[order], m[order], s[order], order, heads, tables,
                                   board, empty, out, scratch))
         yield _batch_dict(out)

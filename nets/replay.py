@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from engine import board as bd
+from engine import ladder as ld
 from engine import playout as po
 from nets import features as feat
 
@@ -55,10 +56,10 @@ def pack_arrays(pack):
                       pack.setup_white, pack.winner, pack.komi, owner_sum, owner_runs)
 
 
-def new_batch(batch, heads, edge, ownership, value, size=19):
+def new_batch(batch, heads, edge, ownership, value, size=19, ladder=False):
     """Return empty BatchArrays for batch rows (every element is written by a fill)."""
     n2 = size * size
-    return BatchArrays(np.empty((batch, feat.num_planes(edge), size, size), np.float32),
+    return BatchArrays(np.empty((batch, feat.num_planes(edge, ladder), size, size), np.float32),
                        np.empty((batch, n2), np.bool_), np.empty((batch, heads), np.int64),
                        np.empty((batch if ownership else 0, n2), np.float32),
                        np.empty(batch if value else 0, np.float32),
@@ -130,11 +131,11 @@ def history_table(length):
     return out
 
 
-def constant_planes(rank, edge, size=19):
+def constant_planes(rank, edge, size=19, ladder=False):
     """Return float32 [8, C, N*N]: under each symmetry, the planes that do not depend on the
     position (rank, border, position mask, edge; zero elsewhere)."""
-    planes = np.zeros((feat.num_planes(edge), size, size), np.float32)
-    feat.board_planes(bd.new_board(size), bd.BLACK, rank, edge, planes)
+    planes = np.zeros((feat.num_planes(edge, ladder), size, size), np.float32)
+    feat.board_planes(bd.new_board(size), bd.BLACK, rank, edge, planes[:feat.num_planes(edge)])
     planes[:feat.RANK] = 0.0
     planes[feat.OUR_TERRITORY:feat.THEIR_TERRITORY + 1] = 0.0
     return np.stack([feat.transform_planes(planes, k).reshape(planes.shape[0], -1)
@@ -242,8 +243,8 @@ def _planes_into(b, color, to, const, hist, x, sets):
 def _write_row(b, pk, g, i, sym, row, heads, tables, out, scratch):
     """Write the position before move i of game g (board b) into row `row` of out under
     symmetry sym, as nets.data.SampleWriter.write does."""
-    perm, const, hist, owner_values = tables
-    legal, sets = scratch
+    perm, const, hist, owner_values, first_ladder = tables
+    legal, sets, ladder, captures, escapes, libs = scratch
     n = b.info[bd.SIZE]
     n2 = n * n
     base = pk.offsets[g]
@@ -251,7 +252,15 @@ def _write_row(b, pk, g, i, sym, row, heads, tables, out, scratch):
     white = pk.white[base + i]
     color = _color(white)
     to = perm[sym]
-    _planes_into(b, color, to, const[sym], hist, out.x[row].reshape(out.x.shape[1], n2), sets)
+    x = out.x[row].reshape(out.x.shape[1], n2)
+    _planes_into(b, color, to, const[sym], hist, x, sets)
+    if first_ladder >= 0:
+        w = b.info[bd.WIDTH]
+        ncap, nesc = ld.ladder_moves(b, color, ladder, captures, escapes, libs)
+        for k in range(ncap):
+            x[first_ladder, to[(captures[k] // w - 1) * n + captures[k] % w - 1]] = 1.0
+        for k in range(nesc):
+            x[first_ladder + 1, to[(escapes[k] // w - 1) * n + escapes[k] % w - 1]] = 1.0
     feat.legal_mask(b, color, legal)
     for p in range(n2):
         out.mask[row, to[p]] = legal[p]
@@ -276,23 +285,27 @@ def _write_row(b, pk, g, i, sym, row, heads, tables, out, scratch):
         out.komi[row] = pk.komi[g] if white else -pk.komi[g]
 
 
-def replay_tables(rank=9, edge=False, size=19, history=1024):
+def replay_tables(rank=9, edge=False, size=19, history=1024, ladder=False):
     """Return the read-only tables of a replay: (symmetry_table, constant_planes,
     history_table, owner values [2 sides, MAX runs + 1, 256]: the target of an owner sum s
-    of r runs, sum + 128 indexed, for the side to move Black then White, NaN for 0 runs)."""
+    of r runs, sum + 128 indexed, for the side to move Black then White, NaN for 0 runs;
+    the index of the first ladder plane, -1 without them)."""
     runs = np.arange(256, dtype=np.float64)[:, None]
     sums = np.arange(-128, 128, dtype=np.float64)[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(runs > 0, sums / runs, np.nan).astype(np.float32)
     owner_values = np.stack([mean, mean * np.float32(-1.0)])
-    return (symmetry_table(size), constant_planes(rank, edge, size), history_table(history),
-            owner_values)
+    return (symmetry_table(size), constant_planes(rank, edge, size, ladder),
+            history_table(history), owner_values, feat.num_planes(edge) if ladder else -1)
 
 
 def new_scratch(size=19):
-    """Return the scratch arrays of a replay (legal mask, _territory_bits' bit sets)."""
+    """Return the scratch arrays of a replay (legal mask, _territory_bits' bit sets, the
+    ladder reader's scratch and engine.ladder.ladder_moves' arrays)."""
     words = ((size + 2) ** 2 + 63) // 64
-    return np.empty(size * size, np.bool_), np.empty((8, words), np.uint64)
+    return (np.empty(size * size, np.bool_), np.empty((8, words), np.uint64),
+            feat.new_ladder_scratch(size), np.empty(feat.MAX_LADDER_POINTS, np.int64),
+            np.empty(feat.MAX_LADDER_POINTS, np.int64), np.empty(2, np.int64))
 
 
 @njit(cache=True, nogil=True)

@@ -48,6 +48,9 @@ def parse_args(argv=None):
     p.add_argument("--ownership", action="store_true", help="train an ownership head (final "
                    "Tromp-Taylor owner; noisy since most games are resigned)")
     p.add_argument("--edge", action="store_true", help="Clark & Storkey edge-encoding plane")
+    p.add_argument("--ladder", action="store_true", help="AlphaGo's two ladder planes (ladder "
+                   "capture, futile ladder escape; nets.features); with --init, a net without "
+                   "them gains them with zero first-layer weights, computing what it did")
     p.add_argument("--value", action="store_true", help="train a value head on the games' "
                    "winners (counted or resigned games); with --init it may be added to a net "
                    "that has none")
@@ -314,7 +317,7 @@ def main(argv=None):
                                    ("heads", args.heads)) if v is not None}
     if args.width is not None:
         overrides["first_width"] = args.width
-    for flag in ("symmetric", "ownership", "edge", "value", "value_ownership"):
+    for flag in ("symmetric", "ownership", "edge", "value", "value_ownership", "ladder"):
         if getattr(args, flag):
             overrides[flag] = True
     if args.value_convs is not None:
@@ -334,11 +337,11 @@ def main(argv=None):
         config = init["config"]
         samples = int(init.get("meta", {}).get("samples", 0))
         clash = {k: v for k, v in overrides.items()
-                 if k not in ("depth", "value", "value_convs", "value_ownership")
+                 if k not in ("depth", "value", "value_convs", "value_ownership", "ladder")
                  and config[k] != v}
         if clash:
-            sys.exit(f"--init: {args.init} has {({k: config[k] for k in clash})}; only --depth "
-                     "and --value can change a network that training starts from")
+            sys.exit(f"--init: {args.init} has {({k: config[k] for k in clash})}; only --depth, "
+                     "--value and --ladder can change a network that training starts from")
         if args.value and not config["value"]:
             config = {**config, "value": True,
                       "value_convs": overrides.get("value_convs", nm.CONFIGS["cpu"]["value_convs"])}
@@ -349,6 +352,8 @@ def main(argv=None):
                 config, init["state_dict"] = nm.with_value_ownership(config, init["state_dict"])
             else:
                 config = {**config, "value_ownership": True}
+        if args.ladder and not config["ladder"]:
+            config, init["state_dict"] = nm.with_ladder_planes(config, init["state_dict"])
         if args.depth is not None and args.depth != config["depth"]:
             try:
                 config, init["state_dict"] = nm.deepened(config, init["state_dict"], args.depth)
@@ -398,7 +403,8 @@ def main(argv=None):
     sample_kwargs = dict(paths=args.data, batch=args.batch, split="train", heads=config["heads"],
                          rank=config["rank"], edge=config["edge"], ownership=owner_targets,
                          value=config["value"], pool=args.pool, sample_rate=args.sample_rate,
-                         val_mod=args.val_mod, ownership_runs=args.ownership_runs)
+                         val_mod=args.val_mod, ownership_runs=args.ownership_runs,
+                         ladder=config.get("ladder", False))
     sampler, validation_set = samplers(args.data, args.val_data or args.data, sample_kwargs)
     # A resumed run draws a new game order (seeded by the step) rather than replaying the
     # games it has already seen.
@@ -411,7 +417,8 @@ def main(argv=None):
         val = validation_set(args.val_data or args.data, args.val_positions, config["heads"],
                              config["rank"], config["edge"], owner_targets,
                              val_mod=args.val_mod, value=config["value"],
-                             ownership_runs=args.ownership_runs)
+                             ownership_runs=args.ownership_runs,
+                             ladder=config.get("ladder", False))
         log = open(log_path, "a")
         print(f"config {config} device {device} bf16 {bf16} threads "
               f"{torch.get_num_threads()} workers {args.workers} validation "

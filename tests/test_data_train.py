@@ -298,6 +298,23 @@ def test_training_from_init_weights_can_deepen_the_network(corpus, tmp_path):
                           "--run-dir", str(tmp_path / "shallow"), "--steps", "2"])
 
 
+def test_training_from_init_weights_can_add_the_ladder_planes(corpus, tmp_path):
+    base = str(tmp_path / "base.pt")
+    common = _quick_training_args(corpus)
+    nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
+                      "--steps", "2"])
+    grown = str(tmp_path / "ladder.pt")
+    nt.main(common + ["--init", base, "--ladder", "--out", grown,
+                      "--run-dir", str(tmp_path / "ladder"), "--steps", "2", "--lr", "0"])
+    base_model, _ = nm.load_model(base)
+    ladder_model, meta = nm.load_model(grown)
+    assert ladder_model.config["ladder"] and not base_model.config["ladder"]
+    first = ladder_model.trunk[0].weight
+    assert first.shape[1] == 27 and not first[:, 25:].any()
+    torch.testing.assert_close(first[:, :25], base_model.trunk[0].weight)
+    assert meta["init"] == "base.pt"
+
+
 @pytest.mark.parametrize("result, winner", [
     ("B+R", bd.BLACK), ("W+3.5", bd.WHITE), ("B+Resign", bd.BLACK), ("w+r", bd.WHITE),
     ("B+", bd.BLACK), ("B+T", 0), ("W+Time", 0), ("W+F", 0), ("B+Forfeit", 0), ("0", 0),

@@ -6,9 +6,11 @@ from collections import deque
 import numpy as np
 import pytest
 
+from asciiboard import game_from_diagram
 from engine import board as bd
 from engine.game import Game
 from nets import features as feat
+from test_ladder import LADDER, with_stone
 
 
 def random_game(size, moves, seed, pass_rate=0.03):
@@ -201,3 +203,33 @@ def test_eight_symmetric_games_give_the_eight_transformed_stacks():
         np.testing.assert_array_equal(got, feat.transform_planes(planes, k), err_msg=f"sym {k}")
         stacks.add(got.tobytes())
     assert len(stacks) == 8  # a random position has no symmetry of its own
+
+
+def test_ladder_planes_mark_the_working_atari_and_the_futile_escape():
+    game = game_from_diagram(LADDER)
+    e4 = vertex_index(game, "E4")
+    planes = feat.extract([game.board], [bd.BLACK], ladder=True)[0]
+    assert planes.shape == (feat.num_planes(ladder=True), 9, 9) == (27, 9, 9)
+    np.testing.assert_array_equal(planes[:25], feat.extract([game.board], [bd.BLACK])[0])
+    assert planes[25].sum() == 0
+    assert planes[26].sum() == 1 and planes[26].flat[e4] == 1
+    # White to move with D3 open: its atari at D3 starts the ladder, E4's does not.
+    opened = game_from_diagram(with_stone(LADDER, "D3", "."))
+    planes = feat.extract([opened.board], [bd.WHITE], ladder=True)[0]
+    assert planes[25].sum() == 1 and planes[25].flat[vertex_index(opened, "D3")] == 1
+    assert planes[26].sum() == 0
+    # A breaker on the ladder's path empties both planes.
+    broken = game_from_diagram(with_stone(LADDER, "F2", "X"))
+    assert feat.extract([broken.board], [bd.BLACK], ladder=True)[0][25:].sum() == 0
+
+
+def vertex_index(game, vertex):
+    """Return the move index y * N + x of a vertex."""
+    return int(feat.point_to_index(game.parse_vertex(vertex), game.board.info[bd.SIZE]))
+
+
+def test_the_ladder_key_is_in_the_feature_spec_only_with_the_planes():
+    assert "ladder" not in feat.feature_spec(9, False)
+    assert feat.feature_spec(9, False, ladder=True) == {
+        "version": feat.FEATURES_VERSION, "planes": 27, "rank": 9, "edge": False,
+        "ladder": True}

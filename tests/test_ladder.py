@@ -9,7 +9,7 @@ from asciiboard import game_from_diagram
 from engine import board as bd
 from engine.game import Game, IllegalMove
 from engine.ladder import (atari_starts_ladder, caught_in_ladder, futile_escapes,
-                           new_ladder_scratch)
+                           ladder_moves, new_ladder_scratch)
 from test_consistency import flood, neighbours
 
 # Black D4 is in atari at E4; extending there gives two liberties, and white chases the chain
@@ -96,6 +96,51 @@ def test_futile_escapes_are_the_extensions_a_ladder_catches():
     for vertex, symbol in (("E8", "X"), ("D8", "O"), ("F8", "O")):
         boxed = with_stone(boxed, vertex, symbol)
     assert escapes(chased(boxed, "E9", bd.WHITE)) == []
+
+
+def moves_of(game, color):
+    """Return (ladder captures, futile escapes) of color as sorted vertices."""
+    board = game.board
+    captures, escapes_out = np.zeros(16, np.int64), np.zeros(16, np.int64)
+    ncap, nesc = ladder_moves(board, color, new_ladder_scratch(board.stones.shape[0]), captures,
+                              escapes_out, np.zeros(2, np.int64))
+    return (sorted(game.vertex(int(p)) for p in captures[:ncap]),
+            sorted(game.vertex(int(p)) for p in escapes_out[:nesc]))
+
+
+def test_ladder_moves_name_the_working_atari_and_the_futile_extension():
+    assert moves_of(game_from_diagram(LADDER), bd.BLACK) == ([], ["E4"])
+    assert moves_of(game_from_diagram(with_stone(LADDER, "F2", "X")), bd.BLACK) == ([], [])
+    open_ladder = game_from_diagram(with_stone(LADDER, "D3", "."))
+    assert moves_of(open_ladder, bd.WHITE) == (["D3"], [])
+    # With a ladder breaker on the path, neither atari catches the chain.
+    assert moves_of(game_from_diagram(with_stone(with_stone(LADDER, "D3", "."), "F2", "X")),
+                    bd.WHITE) == ([], [])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ladder_moves_ask_the_reader_about_every_chain(seed):
+    rng = random.Random(seed)
+    for _ in range(15):
+        game = random_position(rng, 9, rng.randrange(20, 70))
+        board = game.board
+        scratch = new_ladder_scratch(board.stones.shape[0])
+        for color in (bd.BLACK, bd.WHITE):
+            want_captures, want_escapes = set(), set()
+            for head in {int(board.chain[p]) for p in game.on_board_points()
+                         if game.color_at(p) != bd.EMPTY}:
+                libs = [p for p in game.on_board_points() if game.color_at(p) == bd.EMPTY
+                        and any(board.chain[p + d] == head for d in (-11, -1, 1, 11))]
+                owner = game.color_at(head)
+                if owner == color and len(libs) == 1 and caught_in_ladder(board, head, scratch):
+                    want_escapes.add(game.vertex(libs[0]))
+                if owner != color and len(libs) == 2:
+                    for lib in libs:
+                        takes = any(game.color_at(lib + d) == owner and board.nlibs[
+                            board.chain[lib + d]] == 1 for d in (-11, -1, 1, 11))
+                        if not takes and atari_starts_ladder(board, lib, head, scratch):
+                            want_captures.add(game.vertex(lib))
+            assert moves_of(game, color) == (sorted(want_captures), sorted(want_escapes))
 
 
 # The slow reader ---------------------------------------------------------------------------

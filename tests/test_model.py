@@ -370,3 +370,34 @@ def test_a_value_head_gains_ownership_computing_the_same_value(tmp_path):
     path = str(tmp_path / "grown.pt")
     nm.save_model(grown, path)
     assert nm.load_model(path)[0].config["value_ownership"] is True
+
+
+def test_a_net_gains_the_ladder_planes_computing_what_it_did(tmp_path):
+    old = tiny()
+    x = torch.rand(3, 27, 9, 9)
+    komi = torch.tensor([-7.5, 0.0, 7.5])
+    config, state = nm.with_ladder_planes(old.config, old.state_dict())
+    grown = nm.PolicyNet(config).eval()
+    grown.load_state_dict(state, strict=True)
+    for a, b in zip(grown(x, komi=komi), old(x[:, :25], komi=komi)):
+        torch.testing.assert_close(a, b)
+    with torch.no_grad():       # the new planes' weights reach the output once trained
+        grown.trunk[0].weight[:, 25:] += 0.5
+    assert not torch.allclose(grown(x, komi=komi)[0], old(x[:, :25], komi=komi)[0])
+    with pytest.raises(ValueError, match="already"):
+        nm.with_ladder_planes(config, state)
+    path = str(tmp_path / "ladder.pt")
+    nm.save_model(grown, path)
+    assert nm.read_weights(path)["features"]["ladder"] is True
+    policy = nm.Policy(path, device="cpu", bf16="off")
+    assert policy.ladder and policy.evaluate([Game(9).board]).shape == (1, 81)
+
+
+def test_weights_written_before_the_ladder_planes_still_load(tmp_path):
+    path = str(tmp_path / "old.pt")
+    nm.save_model(tiny(), path)
+    payload = torch.load(path, weights_only=True)
+    del payload["config"]["ladder"]
+    torch.save(payload, path)
+    model, _ = nm.load_model(path)
+    assert model.config["ladder"] is False and model.trunk[0].weight.shape[1] == 25

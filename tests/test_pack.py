@@ -54,9 +54,10 @@ def test_a_pack_holds_the_games_as_nets_data_reads_them(archives, packed):
         np.testing.assert_array_equal(pack.owner_target(g), r.owner)
 
 
-def _sample_writer_rows(records, picks, heads, rank, edge):
+def _sample_writer_rows(records, picks, heads, rank, edge, ladder=False):
     """Return SampleWriter's batch dict for (game, move, symmetry) picks of records."""
-    writer = nd.SampleWriter(len(picks), 19, heads, rank, edge, ownership=True, value=True)
+    writer = nd.SampleWriter(len(picks), 19, heads, rank, edge, ownership=True, value=True,
+                             ladder=ladder)
     for row, (g, i, sym) in enumerate(picks):
         b = nd.new_game_board(records[g])
         nd._advance(b, records[g].points, records[g].colors, 0, i)
@@ -71,8 +72,9 @@ def _assert_batches_equal(got, want):
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
 
 
-@pytest.mark.parametrize("rank, edge, heads", [(9, False, 3), (4, True, 1)])
-def test_replayed_rows_equal_sample_writer_rows(packed, rank, edge, heads):
+@pytest.mark.parametrize("rank, edge, heads, ladder", [(9, False, 3, False), (4, True, 1, False),
+                                                      (9, False, 3, True), (9, True, 1, True)])
+def test_replayed_rows_equal_sample_writer_rows(packed, rank, edge, heads, ladder):
     path, records = packed
     pack = npk.load(path)
     rng = random.Random(rank)
@@ -82,10 +84,14 @@ def test_replayed_rows_equal_sample_writer_rows(packed, rank, edge, heads):
         picks += [(g, i, rng.randrange(8)) for i in rng.sample(moves, 12)]
         picks.append((g, moves[-1], rng.randrange(8)))   # the last move: heads past the end
     rng.shuffle(picks)
-    want = _sample_writer_rows(records, picks, heads, rank, edge)
+    want = _sample_writer_rows(records, picks, heads, rank, edge, ladder)
     got, = pdata.write_positions(pack, *zip(*picks), heads=heads, rank=rank, edge=edge,
-                                 ownership=True, value=True, batch=len(picks))
+                                 ownership=True, value=True, batch=len(picks), ladder=ladder)
     _assert_batches_equal(got, want)
+    if ladder:
+        # Both ladder planes are set somewhere, so the comparison covers them.
+        assert got["x"].shape[1] == 27 + edge
+        assert (got["x"][:, -2:].sum(axis=(0, 2, 3)) > 0).all()
     assert np.isnan(got["value"]).any() and np.isnan(got["owner"]).any()
 
 

@@ -60,7 +60,7 @@ def main(argv=None):
     start = time.time()
     with torch.inference_mode():
         for batch in nd.all_positions(records(), args.batch, cfg["heads"], cfg["rank"],
-                                      cfg["edge"]):
+                                      cfg["edge"], ladder=cfg.get("ladder", False)):
             logp, _, _ = nm.symmetric_forward(model, torch.from_numpy(batch["x"]).to(device),
                                               torch.from_numpy(batch["mask"]).to(device),
                                               args.symmetries)

@@ -79,7 +79,8 @@ def main(argv=None):
     total = time.perf_counter() - start
     fstart = time.perf_counter()
     for i in range(count):
-        feat.extract(batches[i % len(batches)], rank=policy.rank, edge=policy.edge)
+        feat.extract(batches[i % len(batches)], rank=policy.rank, edge=policy.edge,
+                     ladder=policy.ladder)
         feat.legal_masks(batches[i % len(batches)])
     features_s = time.perf_counter() - fstart
     print(json.dumps({
