@@ -446,3 +446,19 @@ def test_accuracy_benchmark_scores_a_weights_file(corpus, tmp_path, capsys):
         result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert result["positions"] > 0 and 0 <= result["top1"] <= result["top5"] <= 1
         assert result["nll"] > 0
+        assert result["capture_positions"] + result["escape_positions"] > 0
+        assert {"capture_top1", "escape_prior", "escape_played"} <= set(result)
+
+
+def test_ladder_counts_of_the_accuracy_benchmark():
+    from benchmarks.knowledge.accuracy import ladder_counts
+    probs = torch.tensor([[0.7, 0.2, 0.1, 0.0], [0.1, 0.1, 0.2, 0.6], [0.25] * 4])
+    planes = torch.zeros(3, 2, 4)
+    planes[0, 1, 0] = 1         # position 0: the net's first choice is a futile escape
+    planes[1, 1, 1] = planes[1, 1, 2] = 1   # position 1: two of them, the player took one
+    planes[2, 0, 3] = 1         # position 2: a ladder capture the player did not choose
+    counts = ladder_counts(probs.log(), torch.tensor([1, 2, 0]), planes)
+    assert counts["escape"][:2] == [2, 1] and counts["escape"][3] == 1
+    assert abs(counts["escape"][2] - (0.7 + 0.3)) < 1e-6
+    assert counts["capture"][:2] == [1, 0] and counts["capture"][3] == 0
+    assert abs(counts["capture"][2] - 0.25) < 1e-6

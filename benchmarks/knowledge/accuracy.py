@@ -1,11 +1,18 @@
 """Move-prediction accuracy of a policy net: top-1, top-5 and mean NLL of head 1 on every
-non-pass position of the given games; one JSON line last.
+non-pass position of the given games, and how it treats ladders; one JSON line last.
 
     python -m benchmarks.knowledge.accuracy --data /work/shared/data/tygem9d/tygem9d-2011.zip \
         --max-games 500
 
 The shipped weights never trained on tygem9d-2011 (see weights/README.md); a warning is printed
 when --data names an archive the weights were trained on.
+
+The ladder figures use nets.features' ladder planes, whether or not the net reads them: for
+the positions where the side to move has a futile escape (the liberty of its chain in atari
+whose extension runs into a working ladder), the share where the net's first choice is one
+(escape_top1), the net's mean probability on them (escape_prior) and the share where the
+player chose one (escape_played); the same for the ataris that start a working ladder
+(capture_*).
 """
 import argparse
 import json
@@ -17,8 +24,28 @@ import torch
 
 from nets import DEFAULT_WEIGHTS
 from nets import data as nd
+from nets import features as feat
 from nets import model as nm
 from nets.train import accuracy_counts
+
+LADDER_KINDS = ("capture", "escape")
+
+
+def ladder_counts(logp1, targets1, planes):
+    """Return {kind: [positions with such points, net's first choice on one, summed
+    probability on them, player's move on one]} for the ladder planes [B, 2, N*N] (capture,
+    escape) of a batch, head-1 log-probabilities and targets."""
+    top = logp1.argmax(1)
+    probs = logp1.exp()
+    counts = {}
+    for k, kind in enumerate(LADDER_KINDS):
+        marked = planes[:, k] > 0
+        has = marked.any(1)
+        rows = torch.arange(len(top))
+        played = marked[rows, targets1.clamp(min=0)] & (targets1 >= 0)
+        counts[kind] = [int(has.sum()), int((marked[rows, top] & has).sum()),
+                        float((probs * marked).sum(1)[has].sum()), int((played & has).sum())]
+    return counts
 
 
 def main(argv=None):
@@ -55,25 +82,38 @@ def main(argv=None):
             yield record
 
     cfg = model.config
+    inputs = feat.num_planes(cfg["edge"], cfg.get("ladder", False))
+    ladder_first = feat.num_planes(cfg["edge"])
     h1 = h5 = n = 0
     nll = 0.0
+    ladder = {kind: [0, 0, 0.0, 0] for kind in LADDER_KINDS}
     start = time.time()
     with torch.inference_mode():
         for batch in nd.all_positions(records(), args.batch, cfg["heads"], cfg["rank"],
-                                      cfg["edge"], ladder=cfg.get("ladder", False)):
-            logp, _, _ = nm.symmetric_forward(model, torch.from_numpy(batch["x"]).to(device),
+                                      cfg["edge"], ladder=True):
+            x = torch.from_numpy(batch["x"])
+            logp, _, _ = nm.symmetric_forward(model, x[:, :inputs].contiguous().to(device),
                                               torch.from_numpy(batch["mask"]).to(device),
                                               args.symmetries)
-            c = accuracy_counts(logp.float(),
-                                torch.from_numpy(batch["targets"][:, 0]).to(device))
+            targets = torch.from_numpy(batch["targets"][:, 0]).to(device)
+            c = accuracy_counts(logp.float(), targets)
             h1, h5, nll, n = h1 + c[0], h5 + c[1], nll + c[2], n + c[3]
+            planes = x[:, ladder_first:ladder_first + 2].flatten(2).to(device)
+            for kind, counts in ladder_counts(logp.float(), targets, planes).items():
+                ladder[kind] = [a + b for a, b in zip(ladder[kind], counts)]
             print(f"\r{games} games {n} positions top1 {h1 / n:.4f} top5 {h5 / n:.4f} "
                   f"nll {nll / n:.4f} {n / (time.time() - start):.0f} pos/s", end="",
                   file=sys.stderr, flush=True)
     print(file=sys.stderr)
     if n == 0:
         sys.exit("no positions in the given games")
+    ladder_figures = {}
+    for kind, (positions, top1, prior, played) in ladder.items():
+        ladder_figures[f"{kind}_positions"] = positions
+        for name, total in (("top1", top1), ("prior", prior), ("played", played)):
+            ladder_figures[f"{kind}_{name}"] = round(total / positions, 4) if positions else None
     print(json.dumps({"top1": h1 / n, "top5": h5 / n, "nll": nll / n, "positions": n,
+                      **ladder_figures,
                       "games": games, "skipped": {k: v for k, v in stats.items() if k != "games"},
                       "weights": args.weights, "split": args.split,
                       "symmetries": args.symmetries}))
