@@ -453,7 +453,7 @@ def test_accuracy_benchmark_scores_a_weights_file(corpus, tmp_path, capsys):
 def test_ladder_counts_of_the_accuracy_benchmark():
     from benchmarks.knowledge.accuracy import ladder_counts
     probs = torch.tensor([[0.7, 0.2, 0.1, 0.0], [0.1, 0.1, 0.2, 0.6], [0.25] * 4])
-    planes = torch.zeros(3, 2, 4)
+    planes = torch.zeros(3, 3, 4)
     planes[0, 1, 0] = 1         # position 0: the net's first choice is a futile escape
     planes[1, 1, 1] = planes[1, 1, 2] = 1   # position 1: two of them, the player took one
     planes[2, 0, 3] = 1         # position 2: a ladder capture the player did not choose
@@ -462,3 +462,4 @@ def test_ladder_counts_of_the_accuracy_benchmark():
     assert abs(counts["escape"][2] - (0.7 + 0.3)) < 1e-6
     assert counts["capture"][:2] == [1, 0] and counts["capture"][3] == 0
     assert abs(counts["capture"][2] - 0.25) < 1e-6
+    assert counts["chased"] == [0, 0, 0.0, 0]

@@ -12,29 +12,58 @@ the positions where the side to move has a futile escape (the liberty of its cha
 whose extension runs into a working ladder), the share where the net's first choice is one
 (escape_top1), the net's mean probability on them (escape_prior) and the share where the
 player chose one (escape_played); the same for the ataris that start a working ladder
-(capture_*).
+(capture_*), and for the futile escapes of chains that the last move put in atari (chased_*,
+engine.ladder.futile_escapes: the steps of a ladder being chased, where a net that cannot
+read ladders extends).
 """
 import argparse
+import itertools
 import json
 import os
 import sys
 import time
 
+import numpy as np
 import torch
 
+from engine import board as bd
+from engine import ladder as ld
 from nets import DEFAULT_WEIGHTS
 from nets import data as nd
 from nets import features as feat
 from nets import model as nm
 from nets.train import accuracy_counts
 
-LADDER_KINDS = ("capture", "escape")
+LADDER_KINDS = ("capture", "escape", "chased")
+
+
+def chased_planes(records, batch):
+    """Yield, batch by batch in nets.data.all_positions' order, bool [B, N*N]: the futile
+    escapes (engine.ladder.futile_escapes) of the side to move in each non-pass position."""
+    rows = []
+    points = np.zeros(4, np.int32)
+    for record in records:
+        b = nd.new_game_board(record)
+        n = record.size
+        sc = ld.new_ladder_scratch(b.stones.shape[0])
+        for i in range(len(record.points)):
+            if record.points[i] != bd.PASS:
+                row = np.zeros(n * n, np.bool_)
+                found = ld.futile_escapes(b, int(record.colors[i]), sc, points)
+                row[feat.point_to_index(points[:found], n)] = True
+                rows.append(row)
+                if len(rows) == batch:
+                    yield np.stack(rows)
+                    rows = []
+            bd.play(b, record.points[i], record.colors[i])
+    if rows:
+        yield np.stack(rows)
 
 
 def ladder_counts(logp1, targets1, planes):
     """Return {kind: [positions with such points, net's first choice on one, summed
-    probability on them, player's move on one]} for the ladder planes [B, 2, N*N] (capture,
-    escape) of a batch, head-1 log-probabilities and targets."""
+    probability on them, player's move on one]} for the ladder planes [B, 3, N*N] (capture,
+    escape, chased) of a batch, head-1 log-probabilities and targets."""
     top = logp1.argmax(1)
     probs = logp1.exp()
     counts = {}
@@ -89,8 +118,11 @@ def main(argv=None):
     ladder = {kind: [0, 0, 0.0, 0] for kind in LADDER_KINDS}
     start = time.time()
     with torch.inference_mode():
-        for batch in nd.all_positions(records(), args.batch, cfg["heads"], cfg["rank"],
-                                      cfg["edge"], ladder=True):
+        games_for_planes, games_for_chases = itertools.tee(records())
+        for batch, chased in zip(
+                nd.all_positions(games_for_planes, args.batch, cfg["heads"], cfg["rank"],
+                                 cfg["edge"], ladder=True),
+                chased_planes(games_for_chases, args.batch)):
             x = torch.from_numpy(batch["x"])
             logp, _, _ = nm.symmetric_forward(model, x[:, :inputs].contiguous().to(device),
                                               torch.from_numpy(batch["mask"]).to(device),
@@ -98,7 +130,8 @@ def main(argv=None):
             targets = torch.from_numpy(batch["targets"][:, 0]).to(device)
             c = accuracy_counts(logp.float(), targets)
             h1, h5, nll, n = h1 + c[0], h5 + c[1], nll + c[2], n + c[3]
-            planes = x[:, ladder_first:ladder_first + 2].flatten(2).to(device)
+            planes = torch.cat([x[:, ladder_first:ladder_first + 2].flatten(2),
+                                torch.from_numpy(chased)[:, None].float()], 1).to(device)
             for kind, counts in ladder_counts(logp.float(), targets, planes).items():
                 ladder[kind] = [a + b for a, b in zip(ladder[kind], counts)]
             print(f"\r{games} games {n} positions top1 {h1 / n:.4f} top5 {h5 / n:.4f} "
