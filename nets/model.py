@@ -255,8 +255,9 @@ def deepened(config, state_dict, depth):
                {name: state_dict[f"trunk.{3 * i + 2}.{name}"] for name in BATCH_NORM_KEYS})
               for i in range(old_depth + 1)]
     added = depth - old_depth
-    # Spread the new blocks evenly over the trunk, each after an existing block.
-    after = [round((k + 1) * (old_depth + 1) / (added + 1)) - 1 for k in range(added)]
+    # Spread the new blocks evenly over the trunk, each after an existing block, none before
+    # the first (where the rule rounds the first of many new blocks).
+    after = [max(0, round((k + 1) * (old_depth + 1) / (added + 1)) - 1) for k in range(added)]
     grown = []
     for i, block in enumerate(blocks):
         grown.append(block)
