@@ -1,13 +1,16 @@
 """Growing a network wider (nets.model.widened, Net2WiderNet) and deeper (nets.model.deepened,
-Net2DeeperNet): the grown network computes what the original did."""
+Net2DeeperNet), and the weights file that nets.grow writes: the grown network computes what the
+original did."""
 import random
 
+import numpy as np
 import pytest
 import torch
 
 from engine.game import Game
 from nets import DEFAULT_WEIGHTS
 from nets import features as feat
+from nets import grow as ng
 from nets import model as nm
 from test_model import _with_random_batch_norms, tiny
 
@@ -135,3 +138,47 @@ def test_the_shipped_network_grown_computes_the_same_on_engine_boards():
     torch.testing.assert_close(grown_logp[:, 1:], logp[:, 1:], rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(grown_own, own, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(grown_value, value, rtol=1e-5, atol=1e-5)
+
+
+def test_grow_writes_the_grown_network_with_its_growth_in_meta(tmp_path):
+    path = str(tmp_path / "10x96.pt")
+    ng.main(["--init", DEFAULT_WEIGHTS, "--depth", "8", "--width", "96", "--out", path])
+    grown, meta = nm.load_model(path)
+    shipped, shipped_meta = nm.load_model(DEFAULT_WEIGHTS)
+    assert grown.config == {**shipped.config, "depth": 8, "width": 96, "first_width": 96}
+    assert meta["samples"] == shipped_meta["samples"]
+    assert meta["growth"] == [{"from": {"depth": 6, "first_width": 64, "width": 64},
+                               "to": {"depth": 8, "first_width": 96, "width": 96},
+                               "seed": 0, "split": "random", "date": meta["growth"][0]["date"]}]
+    boards = _engine_boards(4)
+    priors, values = nm.Policy(path, bf16="off", device="cpu").evaluate(boards, value=True)
+    shipped_priors, shipped_values = nm.Policy(DEFAULT_WEIGHTS, bf16="off", device="cpu") \
+        .evaluate(boards, value=True)
+    np.testing.assert_allclose(priors, shipped_priors, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(values, shipped_values, rtol=1e-5, atol=1e-5)
+
+
+def test_grow_refuses_bad_requests_and_writes_nothing(tmp_path):
+    out = tmp_path / "out.pt"
+    with pytest.raises(SystemExit, match="cannot narrow"):
+        ng.main(["--init", DEFAULT_WEIGHTS, "--width", "32", "--out", str(out)])
+    with pytest.raises(SystemExit, match="cannot deepen"):
+        ng.main(["--init", DEFAULT_WEIGHTS, "--depth", "4", "--out", str(out)])
+    with pytest.raises(SystemExit, match="no such weights file"):
+        ng.main(["--init", str(tmp_path / "missing.pt"), "--width", "96", "--out", str(out)])
+    with pytest.raises(SystemExit):
+        ng.parse_args(["--init", DEFAULT_WEIGHTS, "--out", str(out)])
+    assert not out.exists()
+
+
+def test_growing_twice_keeps_both_records(tmp_path):
+    model = _net(depth=1, ownership=False)
+    first = str(tmp_path / "first.pt")
+    nm.save_model(model, first, {"samples": 7})
+    second, third = str(tmp_path / "second.pt"), str(tmp_path / "third.pt")
+    ng.main(["--init", first, "--width", "12", "--out", second])
+    ng.main(["--init", second, "--depth", "3", "--out", third, "--split", "even"])
+    meta = nm.read_weights(third)["meta"]
+    assert meta["samples"] == 7 and len(meta["growth"]) == 2
+    assert meta["growth"][1]["from"]["depth"] == 1 and meta["growth"][1]["to"]["depth"] == 3
+    _assert_same_outputs(model, nm.load_model(third)[0], *_random_inputs())
