@@ -74,6 +74,7 @@ def test_rows_sum_the_rounds_and_give_ratios_to_the_first_file(tmp_path):
     assert first["rollouts_by_position"]["middle"]["wall_seconds_per_move"] == 4.0
     assert (first["wall_ratio"], first["cpu_ratio"]) == (1.0, 1.0)
     assert (second["wall_ratio"], second["cpu_ratio"]) == (1.5, 1.5)
+    assert second["evaluations_ratio"] == 0.5
     assert first["clock"]["playouts_per_move"] == 8000 and not first["clock_capped"]
     assert second["clock_capped"]
     assert net_sizes.chosen(table, 1.5) == large
@@ -82,7 +83,7 @@ def test_rows_sum_the_rounds_and_give_ratios_to_the_first_file(tmp_path):
     lines = text.splitlines()
     assert len(lines) == 4 and lines[0].count("|") == lines[2].count("|") == 10
     assert "evaluations/s, 1 thread |" in lines[0] and "2 threads" in lines[0]
-    assert lines[3].startswith("| 5x16 (`large.pt`) |") and "4.50 (1.50x)" in lines[3]
+    assert lines[3].startswith("| 5x16 (`large.pt`) |") and "4.50 (1.50x)" in lines[3] and "250 (0.50x)" in lines[3]
 
 
 def test_the_baseline_is_chosen_when_every_other_file_is_too_slow():

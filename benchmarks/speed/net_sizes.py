@@ -16,11 +16,11 @@ evaluations of each move: a network too slow for the search leaves more leaves u
 rather than slowing the move.
 
 Every round measures each file in turn, all three ways, so that a change in the machine's
-load spreads over all of them. The first file is the baseline: each row gets its times'
-ratios to it, and `chosen` names the largest network (by parameters) whose wall seconds a move
-at --rollouts stay within --limit (1.5) times the baseline's. A network's name NxW counts its
-convolutions as darkforest's "12x384" does: the first 5x5, the config's depth 3x3 ones, the
-3x3 move head (depth + 2), W filters each.
+load spreads over all of them. The first file is the baseline: each row gets its times' and
+network evaluations' ratios to it, and `chosen` names the largest network (by parameters)
+whose wall seconds a move at --rollouts stay within --limit (1.5) times the baseline's. A
+network's name NxW counts its convolutions as darkforest's "12x384" does: the first 5x5,
+the config's depth 3x3 ones, the 3x3 move head (depth + 2), W filters each.
 
 The table goes to stderr as Markdown; the last stdout line is one JSON object.
 """
@@ -135,6 +135,9 @@ def rows(args, evaluations, searches, clocked):
                                   / base["wall_seconds_per_move"], 3)
         row["cpu_ratio"] = round(row["rollouts"]["cpu_seconds_per_move"]
                                  / base["cpu_seconds_per_move"], 3)
+        # The search does not wait for the network: a slower one evaluates fewer leaves.
+        row["evaluations_ratio"] = round(row["rollouts"]["network_evaluations_per_move"]
+                                         / base["network_evaluations_per_move"], 3)
     return out
 
 
@@ -150,7 +153,7 @@ def markdown(table, eval_threads, rollouts, move_seconds):
     head = (["network", "parameters"]
             + [f"evaluations/s, {t} thread{'s' * (t > 1)}" for t in eval_threads]
             + [f"s/move at {rollouts}: wall (x baseline)", "CPU s/move (x baseline)",
-               "network evaluations/move", f"playouts in {move_seconds:g} s a move",
+               "network evaluations/move (x baseline)", f"playouts in {move_seconds:g} s a move",
                "network evaluations/move there"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in table:
@@ -161,7 +164,7 @@ def markdown(table, eval_threads, rollouts, move_seconds):
                     for t in eval_threads]
                  + [f"{search['wall_seconds_per_move']:.2f} ({row['wall_ratio']:.2f}x)",
                     f"{search['cpu_seconds_per_move']:.2f} ({row['cpu_ratio']:.2f}x)",
-                    f"{search['network_evaluations_per_move']:,}",
+                    f"{search['network_evaluations_per_move']:,} ({row['evaluations_ratio']:.2f}x)",
                     f"{clock['playouts_per_move']:,}",
                     f"{clock['network_evaluations_per_move']:,}"])
         lines.append("| " + " | ".join(cells) + " |")
