@@ -257,8 +257,9 @@ def deepened(config, state_dict, depth):
                {name: state_dict[f"trunk.{3 * i + 2}.{name}"] for name in BATCH_NORM_KEYS})
               for i in range(old_depth + 1)]
     added = depth - old_depth
-    # Spread the new blocks evenly over the trunk, each after an existing block.
-    after = [round((k + 1) * (old_depth + 1) / (added + 1)) - 1 for k in range(added)]
+    # Spread the new blocks evenly over the trunk, each after an existing block, none before
+    # the first (where the rule rounds the first of many new blocks).
+    after = [max(0, round((k + 1) * (old_depth + 1) / (added + 1)) - 1) for k in range(added)]
     grown = []
     for i, block in enumerate(blocks):
         grown.append(block)
@@ -311,6 +312,71 @@ def _identity_block(batch_norm):
     weight[torch.arange(width), torch.arange(width), 1, 1] = scale
     conv = {"weight": weight, "bias": mean - beta * scale}
     return conv, {name: value.clone() for name, value in batch_norm.items()}
+
+
+SPLITS = ("even", "random")
+
+
+def widened(config, state_dict, width, seed=0, split="even"):
+    """Return (config, state_dict) of the same network with `width` channels in every trunk
+    and value-tower layer (first_width and width both become `width`), computing the same
+    function in eval mode (Net2WiderNet, Chen et al. 2016).
+
+    Each new channel of a block (conv, ReLU, batch-norm) copies a randomly chosen existing
+    channel of that block: its conv weights and bias, its batch-norm's parameters and running
+    statistics, so it outputs exactly what that channel does. The layers that read the block
+    (the next block; after the trunk the move and ownership convs and the value head's first
+    conv) share the channel's incoming weight among the channel and its copies. split='even'
+    divides it by their number (the paper's rule); split='random' gives each copy a random
+    share per output channel, summing to the whole, which computes the same, and lets
+    training tell the copies apart: under even shares they get the same gradients and stay
+    copies forever. The choice of channels and shares is seeded by seed. Copies and shares
+    keep symmetric weight tying intact. ValueError when width is below a layer's width or
+    split is unknown.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
+    widest = max(config["first_width"], config["width"])
+    if width < widest:
+        raise ValueError(f"cannot narrow a net of width {widest} to {width}")
+    generator = torch.Generator().manual_seed(seed)
+    state = dict(state_dict)
+    trunk = [(f"trunk.{3 * i}", f"trunk.{3 * i + 2}") for i in range(config["depth"] + 1)]
+    tower = [(f"value.tower.{3 * i}", f"value.tower.{3 * i + 2}")
+             for i in range(config.get("value_convs", 0))] if config.get("value") else []
+    readers_of_trunk = ["policy"] + ["ownership"] * bool(config["ownership"])
+    value_readers = ["value.conv"] + ["value.ownership"] * bool(config.get("value_ownership"))
+    if config.get("value"):
+        readers_of_trunk += [tower[0][0]] if tower else value_readers
+    blocks = [(block, [trunk[i + 1][0]] if i + 1 < len(trunk) else readers_of_trunk)
+              for i, block in enumerate(trunk)]
+    blocks += [(block, [tower[i + 1][0]] if i + 1 < len(tower) else value_readers)
+               for i, block in enumerate(tower)]
+    for (conv, batch_norm), readers in blocks:
+        old = state[f"{conv}.weight"].shape[0]
+        source = torch.cat([torch.arange(old),
+                            torch.randint(old, (width - old,), generator=generator)])
+        for name in CONV_KEYS:
+            state[f"{conv}.{name}"] = state[f"{conv}.{name}"][source].clone()
+        for name in BATCH_NORM_KEYS[:-1]:   # num_batches_tracked is one count for all
+            state[f"{batch_norm}.{name}"] = state[f"{batch_norm}.{name}"][source].clone()
+        for reader in readers:
+            weight = state[f"{reader}.weight"]
+            state[f"{reader}.weight"] = weight[:, source] * _shares(
+                source, old, weight.shape[0], split, generator).to(weight.dtype)[:, :, None, None]
+    return {**config, "first_width": width, "width": width}, state
+
+
+def _shares(source, old, outputs, split, generator):
+    """Return float [outputs, len(source)]: each new channel's share of the incoming weight of
+    the old channel it copies (source[j]), the shares of one old channel summing to 1 for
+    every output; see widened."""
+    if split == "even":
+        weights = torch.ones(outputs, len(source), dtype=torch.float64)
+    else:
+        weights = torch.rand(outputs, len(source), generator=generator, dtype=torch.float64) + 0.5
+    totals = torch.zeros(outputs, old, dtype=torch.float64).index_add_(1, source, weights)
+    return weights / totals[:, source]
 
 
 def without_subnormals(state_dict):

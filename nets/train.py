@@ -40,7 +40,8 @@ def parse_args(argv=None):
     p.add_argument("--val-data", nargs="+", help="where to take validation-split games from "
                    "(default: --data); SGF inputs or pack paths, as --data")
     p.add_argument("--config", default="cpu", choices=sorted(nm.CONFIGS))
-    p.add_argument("--width", type=int, help="override the config's width")
+    p.add_argument("--width", type=int, help="override the config's width (and first_width); "
+                   "with --init, grow the network to this width keeping what it computes")
     p.add_argument("--depth", type=int, help="override the config's number of 3x3 layers; with "
                    "--init, grow the network to this depth keeping what it computes")
     p.add_argument("--heads", type=int, help="override the number of move heads")
@@ -337,11 +338,21 @@ def main(argv=None):
         config = init["config"]
         samples = int(init.get("meta", {}).get("samples", 0))
         clash = {k: v for k, v in overrides.items()
-                 if k not in ("depth", "value", "value_convs", "value_ownership", "ladder")
+                 if k not in ("depth", "width", "first_width", "value", "value_convs",
+                              "value_ownership", "ladder")
                  and config[k] != v}
         if clash:
             sys.exit(f"--init: {args.init} has {({k: config[k] for k in clash})}; only --depth, "
-                     "--value and --ladder can change a network that training starts from")
+                     "--width, --value and --ladder can change a network that training starts "
+                     "from")
+        if args.width is not None and (args.width, args.width) != (config["first_width"],
+                                                                    config["width"]):
+            # Random shares: under even ones the copies would train as one channel.
+            try:
+                config, init["state_dict"] = nm.widened(config, init["state_dict"], args.width,
+                                                        seed=args.seed, split="random")
+            except ValueError as e:
+                sys.exit(f"--width with --init: {e}")
         if args.value and not config["value"]:
             config = {**config, "value": True,
                       "value_convs": overrides.get("value_convs", nm.CONFIGS["cpu"]["value_convs"])}

@@ -290,9 +290,9 @@ def test_training_from_init_weights_can_deepen_the_network(corpus, tmp_path):
     deep_model, meta = nm.load_model(deep)
     assert base_model.config["depth"] == 1 and deep_model.config["depth"] == 3
     assert meta["init"] == "base.pt"
-    with pytest.raises(SystemExit, match="only --depth"):
-        nt.main(common + ["--init", base, "--width", "16", "--out", deep,
-                          "--run-dir", str(tmp_path / "wide"), "--steps", "2"])
+    with pytest.raises(SystemExit, match="only --depth, --width"):
+        nt.main(common + ["--init", base, "--heads", "2", "--out", deep,
+                          "--run-dir", str(tmp_path / "heads"), "--steps", "2"])
     with pytest.raises(SystemExit, match="cannot deepen"):
         nt.main(common + ["--init", deep, "--depth", "2", "--out", base,
                           "--run-dir", str(tmp_path / "shallow"), "--steps", "2"])
@@ -313,6 +313,35 @@ def test_training_from_init_weights_can_add_the_ladder_planes(corpus, tmp_path):
     assert first.shape[1] == 27 and not first[:, 25:].any()
     torch.testing.assert_close(first[:, :25], base_model.trunk[0].weight)
     assert meta["init"] == "base.pt"
+
+
+def test_training_from_init_weights_can_widen_the_network_and_its_copies_part(corpus, tmp_path):
+    base = str(tmp_path / "base.pt")
+    common = _quick_training_args(corpus)
+    nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
+                      "--steps", "2"])
+    wide = str(tmp_path / "wide.pt")
+    nt.main(common + ["--init", base, "--width", "12", "--depth", "2", "--out", wide,
+                      "--run-dir", str(tmp_path / "wide"), "--steps", "2", "--lr", "0.1",
+                      "--warmup", "0", "--weight-decay", "0"])
+    wide_model, meta = nm.load_model(wide)
+    assert (wide_model.config["first_width"], wide_model.config["width"]) == (12, 12)
+    assert wide_model.config["depth"] == 2 and meta["init"] == "base.pt"
+    # Each new channel started as a copy of an old one (train seeds widened with --seed, 0);
+    # one that trained (a channel dead on the data gets no gradient) is now a channel of its
+    # own: under even shares it would have stayed a copy but for rounding.
+    payload = nm.read_weights(base)
+    _, start = nm.widened(payload["config"], payload["state_dict"], 12, seed=0, split="random")
+    started, trained = start["trunk.0.weight"], wide_model.trunk[0].weight.detach()
+    moved = [new for new in range(8, 12) if not torch.equal(trained[new], started[new])]
+    assert moved
+    for new in moved:
+        source = next(old for old in range(8) if torch.equal(started[new], started[old]))
+        apart = (trained[new] - trained[source]).abs().max()
+        assert apart > 0.1 * (trained[new] - started[new]).abs().max()
+    with pytest.raises(SystemExit, match="cannot narrow"):
+        nt.main(common + ["--init", base, "--width", "4", "--out", str(tmp_path / "narrow.pt"),
+                          "--run-dir", str(tmp_path / "narrow"), "--steps", "2"])
 
 
 @pytest.mark.parametrize("result, winner", [

@@ -160,10 +160,10 @@ def measure_peer(command, size, positions, moves, playouts):
         engine.close()
 
 
-def measure(command, size, positions, moves):
+def measure(command, size, positions, moves, settings=()):
     """Start one engine and return (the thread counts it logged, {position: per-move
     records}, its resident memory in MiB), each record {playouts, wall, cpu} of one timed
-    genmove."""
+    genmove; settings: GTP commands sent first (time_settings, say)."""
     log_path = os.path.join(tempfile.mkdtemp(prefix="genmove-speed-"), "engine.log")
     engine = GtpEngine(command, log_path)
     log = LogReader(log_path)
@@ -178,6 +178,8 @@ def measure(command, size, positions, moves):
 
     try:
         ask(engine, f"boardsize {size}")
+        for setting in settings:
+            ask(engine, setting)
         ask(engine, "clear_board")
         ask(engine, "final_score", 1200)        # waits for the background warm-up
         ask(engine, "genmove b")                # untimed: first search, allocations

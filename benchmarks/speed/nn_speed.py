@@ -34,6 +34,30 @@ def sample_boards(count, size=19, seed=0):
     return boards
 
 
+def board_batches(batch, count=8):
+    """Return count lists of batch boards, drawn in turn from 64 sample_boards."""
+    boards = sample_boards(64)
+    return [[boards[(i * batch + j) % len(boards)] for j in range(batch)] for i in range(count)]
+
+
+def timed_batches(policy, batches, seconds, value=False):
+    """Return (batches evaluated, wall seconds, this process's CPU seconds) of evaluating the
+    batches in turn with policy for `seconds`, after three untimed ones; value=True reads
+    the value head too."""
+    def run(boards):
+        policy.evaluate(boards, value=value)
+        if policy.device.type == "cuda":
+            torch.cuda.synchronize()
+
+    for boards in batches[:3]:
+        run(boards)
+    count, start, cpu_start = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - start < seconds:
+        run(batches[count % len(batches)])
+        count += 1
+    return count, time.perf_counter() - start, time.process_time() - cpu_start
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--weights", help=f"weights file (default {DEFAULT_WEIGHTS}; with "
@@ -60,23 +84,9 @@ def main(argv=None):
         source = args.weights or DEFAULT_WEIGHTS
     if args.value and not policy.has_value:
         p.error(f"--value: {source} has no value head")
-    boards = sample_boards(64)
-    batches = [[boards[(i * args.batch + j) % len(boards)] for j in range(args.batch)]
-               for i in range(8)]
+    batches = board_batches(args.batch)
     dev = policy.device
-
-    def run(b):
-        policy.evaluate(b, value=args.value)
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-
-    for b in batches[:3]:
-        run(b)
-    count, start = 0, time.perf_counter()
-    while time.perf_counter() - start < args.seconds:
-        run(batches[count % len(batches)])
-        count += 1
-    total = time.perf_counter() - start
+    count, total, _ = timed_batches(policy, batches, args.seconds, args.value)
     fstart = time.perf_counter()
     for i in range(count):
         feat.extract(batches[i % len(batches)], rank=policy.rank, edge=policy.edge,
