@@ -22,7 +22,7 @@ from engine import playout as po
 from nets import features as feat
 
 VAL_MOD = 100
-ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar")
+ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar")
 
 # One replayable game. points: engine points (bd.PASS for a pass); colors: BLACK/WHITE per move;
 # setup: (color, point) stones before the first move; owner: int8 [N*N] Tromp-Taylor owner of the
@@ -248,7 +248,7 @@ def _archive_members(path):
                     yield member.name, t.extractfile(member).read()
 
 
-def _read_path(path):
+def read_path(path):
     """Yield (name, bytes) for one input: an .sgf file or every .sgf in an archive; names are
     file base names, so the split does not depend on where the data lives."""
     if _is_archive(path):
@@ -266,7 +266,7 @@ def read_games(paths, split="all", size=19, stats=None, val_mod=VAL_MOD):
     stats = Stats() if stats is None else stats
     for path in list_inputs(paths):
         try:
-            for name, data in _read_path(path):
+            for name, data in read_path(path):
                 for record in parse_sgf_bytes(name, data, size, stats):
                     if split == "all" or split_of(record.name, val_mod) == split:
                         yield record
@@ -390,7 +390,7 @@ def game_stream(paths, split, rng, size=19, stats=None, shard=(0, 1), val_mod=VA
                 z = zips.get(path) or zips.setdefault(path, zipfile.ZipFile(path))
                 items = [(base, z.read(member))]
             else:
-                items = _read_path(path)
+                items = read_path(path)
             try:
                 for name, data in items:
                     for record in parse_sgf_bytes(name, data, size, stats):

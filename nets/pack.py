@@ -234,7 +234,7 @@ def _records_of_unit(unit, stats):
                                               SIZE, stats)
     else:
         for sub in nd.list_inputs([path]):
-            for name, data in nd._read_path(sub):
+            for name, data in nd.read_path(sub):
                 yield from nd.parse_sgf_bytes(name, data, SIZE, stats)
 
 

@@ -73,7 +73,7 @@ def repack(paths, out_dir):
     for path in nd.list_inputs(paths):
         folder = os.path.join(out_dir, folder_name(path))
         os.makedirs(folder, exist_ok=True)
-        for name, data in nd._read_path(path):
+        for name, data in nd.read_path(path):
             text = minimal_file(data)
             if text is None:
                 counts["unparsed"] += 1
