@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from nets import data as nd
+from nets import features as feat
 from nets import model as nm
 from nets import pack as npk
 from nets import pack_data as pdata
@@ -52,6 +53,10 @@ def parse_args(argv=None):
     p.add_argument("--ladder", action="store_true", help="AlphaGo's two ladder planes (ladder "
                    "capture, futile ladder escape; nets.features); with --init, a net without "
                    "them gains them with zero first-layer weights, computing what it did")
+    p.add_argument("--ladder-only", action="store_true", help="with --init and --ladder: train "
+                   "only the ladder planes' first-layer weights, everything else (batch-norm "
+                   "statistics included) left as it is and no weight decay: a start for the "
+                   "zero weights the planes get")
     p.add_argument("--value", action="store_true", help="train a value head on the games' "
                    "winners (counted or resigned games); with --init it may be added to a net "
                    "that has none")
@@ -396,8 +401,20 @@ def main(argv=None):
     if args.freeze_trunk:
         for name, p in model.named_parameters():
             p.requires_grad_(name.startswith("value."))
+    if args.ladder_only:
+        if not (args.init and config["ladder"]):
+            sys.exit("--ladder-only trains the ladder planes of an --init net: give --init and "
+                     "--ladder")
+        for p in model.parameters():
+            p.requires_grad_(False)
+        first = model.trunk[0].weight
+        first.requires_grad_(True)
+        other_planes = feat.num_planes(config["edge"])
+        first.register_hook(lambda grad: torch.cat(
+            [torch.zeros_like(grad[:, :other_planes]), grad[:, other_planes:]], 1))
     trained = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    groups = [{"params": [p for n, p in trained if p.ndim > 1], "weight_decay": args.weight_decay},
+    decay = 0.0 if args.ladder_only else args.weight_decay
+    groups = [{"params": [p for n, p in trained if p.ndim > 1], "weight_decay": decay},
               {"params": [p for n, p in trained if p.ndim <= 1], "weight_decay": 0.0}]
     if args.optimizer == "adam":
         opt = torch.optim.Adam(groups, lr=args.lr)
@@ -493,6 +510,8 @@ def main(argv=None):
         if args.freeze_trunk:   # batch-norm statistics of the trunk stay the trained net's
             model.eval()
             model.value.train()
+        if args.ladder_only:    # and of the whole net
+            model.eval()
         total, nll1, logp1, _, _ = losses(net, batch, device, bf16, args.ownership_weight,
                                        args.value_loss_weight, args.freeze_trunk)
         opt.zero_grad(set_to_none=True)

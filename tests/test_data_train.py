@@ -315,6 +315,28 @@ def test_training_from_init_weights_can_add_the_ladder_planes(corpus, tmp_path):
     assert meta["init"] == "base.pt"
 
 
+def test_ladder_only_training_moves_the_ladder_weights_alone(corpus, tmp_path):
+    base = str(tmp_path / "base.pt")
+    common = _quick_training_args(corpus)
+    nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
+                      "--steps", "2"])
+    grown = str(tmp_path / "ladder.pt")
+    nt.main(common + ["--init", base, "--ladder", "--ladder-only", "--out", grown,
+                      "--run-dir", str(tmp_path / "ladder"), "--steps", "3", "--lr", "0.5",
+                      "--warmup", "0"])
+    before = nm.read_weights(base)["state_dict"]
+    after = nm.read_weights(grown)["state_dict"]
+    for name, tensor in after.items():
+        if name == "trunk.0.weight":
+            torch.testing.assert_close(tensor[:, :25], before[name], rtol=0, atol=0)
+            assert tensor[:, 25:].any()
+        else:
+            torch.testing.assert_close(tensor, before[name], rtol=0, atol=0, msg=name)
+    with pytest.raises(SystemExit, match="--ladder-only"):
+        nt.main(common + ["--init", base, "--ladder-only", "--out", grown,
+                          "--run-dir", str(tmp_path / "no_ladder"), "--steps", "1"])
+
+
 def test_training_from_init_weights_can_widen_the_network_and_its_copies_part(corpus, tmp_path):
     base = str(tmp_path / "base.pt")
     common = _quick_training_args(corpus)
