@@ -7,7 +7,7 @@ A lease carries the working tree and a few ignored paths, 64 MiB in all, and giv
 command at most 600 s. This script loads the pack (nets.pack); when the pack has no owner
 targets (a pack built with --no-ownership, small enough to carry), computes them here with
 every core into a raw pack in --scratch; then runs nets.train from the committed network
-(--init, by default nets.model.DEFAULT_WEIGHTS) on the training split of the pack's sources
+(--init, by default nets.LADDER_WEIGHTS) on the training split of the pack's sources
 but the held-out one, validating on their validation split (as stages 7 and 8 of
 weights/README.md did), policy + value + ownership in bf16, for what is left of --seconds
 after that set-up, the replay code's compilation (here, before nets.train's data-loader
@@ -21,8 +21,8 @@ import os
 import sys
 import time
 
+from nets import LADDER_WEIGHTS
 from nets import data as nd
-from nets import model as nm
 from nets import pack as npk
 from nets import pack_data as pdata
 from nets import train as nt
@@ -38,7 +38,8 @@ def parse_args(argv=None):
     p.add_argument("--holdout", nargs="*", default=["tygem9d-2011.zip"], help="sources never "
                    "trained on (default: the archive that weights/README.md's figures hold "
                    "out)")
-    p.add_argument("--init", default=nm.DEFAULT_WEIGHTS, help="network to start from")
+    p.add_argument("--init", default=LADDER_WEIGHTS, help="network to start from (default: "
+                   "the search's network with the ladder planes, weights/cpu_value_ladder.pt)")
     p.add_argument("--out", default=os.environ.get("OUT"), help="folder for the results "
                    "(default $OUT)")
     p.add_argument("--seconds", type=float, default=540.0, help="wall-time budget of the "
