@@ -573,6 +573,10 @@ def main(argv=None):
         save_checkpoint()
         print(f"\ndone: {step} steps, {samples} samples, {fmt_time(wall)}", file=sys.stderr)
     if world > 1:
+        # Every rank waits for rank 0's last validation and save: a rank that tore its
+        # process group down while the other still held it aborted now and then (SIGABRT,
+        # 'terminate called without an active exception').
+        torch.distributed.barrier()
         torch.distributed.destroy_process_group()
 
 
