@@ -573,11 +573,14 @@ def main(argv=None):
         save_checkpoint()
         print(f"\ndone: {step} steps, {samples} samples, {fmt_time(wall)}", file=sys.stderr)
     if world > 1:
-        # Every rank waits for rank 0's last validation and save: a rank that tore its
-        # process group down while the other still held it aborted now and then (SIGABRT,
-        # 'terminate called without an active exception').
+        # Every rank waits for rank 0's last validation and save, then leaves without the
+        # interpreter's teardown: with gloo on the CPU, a rank aborted in it now and then
+        # (SIGABRT, 'terminate called without an active exception') after all its work was done.
+        # The log is flushed line by line, and the checkpoint and weights are written whole.
         torch.distributed.barrier()
-        torch.distributed.destroy_process_group()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":
