@@ -292,6 +292,15 @@ def atari_starts_ladder(b, p, target, sc):
 
 
 @njit(**NO_ALLOC)
+def _among(points, n, p):
+    """Return True if p is one of points[:n]."""
+    for i in range(n):
+        if points[i] == p:
+            return True
+    return False
+
+
+@njit(**NO_ALLOC)
 def futile_escapes(b, color, sc, out):
     """Write into out the liberties of color's chains in atari next to the last move whose
     extension there runs into a working ladder (caught_in_ladder), at most out's length;
@@ -311,10 +320,7 @@ def futile_escapes(b, color, sc, out):
         if b.stones[q] != color or b.nlibs[b.chain[q]] != 1:
             continue
         lib = first_liberty(b, b.chain[q])
-        seen = False
-        for i in range(n):
-            seen = seen or out[i] == lib
-        if not seen and caught_in_ladder(b, q, sc):
+        if not _among(out, n, lib) and caught_in_ladder(b, q, sc):
             out[n] = lib
             n += 1
     return n
@@ -356,18 +362,12 @@ def ladder_moves(b, color, sc, captures, escapes, libs):
                 lib = libs[i]
                 if ncap == captures.shape[0] or _captures_next_to(b, lib, color):
                     continue
-                seen = False
-                for k in range(ncap):
-                    seen = seen or captures[k] == lib
-                if not seen and atari_starts_ladder(b, lib, p, sc):
+                if not _among(captures, ncap, lib) and atari_starts_ladder(b, lib, p, sc):
                     captures[ncap] = lib
                     ncap += 1
         elif s == color and nlibs == 1 and nesc < escapes.shape[0]:
             lib = first_liberty(b, p)
-            seen = False
-            for k in range(nesc):
-                seen = seen or escapes[k] == lib
-            if not seen and caught_in_ladder(b, p, sc):
+            if not _among(escapes, nesc, lib) and caught_in_ladder(b, p, sc):
                 escapes[nesc] = lib
                 nesc += 1
     return ncap, nesc

@@ -136,15 +136,12 @@ def board_planes(b, color, rank, edge, out):
 
 
 @njit(cache=True, nogil=True)
-def ladder_planes(b, color, sc, out):
+def ladder_planes(b, color, scratch, out):
     """Write the two ladder planes of board b seen by color into out[2, N, N]: 1 where our
     atari catches a chain in a working ladder, and 1 on the liberty of our chain in atari
-    whose extension is caught (engine.ladder.ladder_moves); sc is the reader's scratch
-    (engine.ladder.new_ladder_scratch)."""
+    whose extension is caught (engine.ladder.ladder_moves); scratch is new_ladder_scratch's."""
     w = b.info[bd.WIDTH]
-    captures = np.empty(MAX_LADDER_POINTS, np.int64)
-    escapes = np.empty(MAX_LADDER_POINTS, np.int64)
-    libs = np.empty(2, np.int64)
+    sc, captures, escapes, libs = scratch
     ncap, nesc = ld.ladder_moves(b, color, sc, captures, escapes, libs)
     out[:] = 0.0
     for i in range(ncap):
@@ -175,8 +172,10 @@ def extract(boards, colors=None, rank=9, edge=False, out=None, ladder=False):
 
 
 def new_ladder_scratch(size):
-    """Return the ladder reader's scratch for position_planes on size x size boards."""
-    return ld.new_ladder_scratch((size + 2) ** 2)
+    """Return the scratch of ladder_planes on size x size boards: the reader's
+    (engine.ladder.new_ladder_scratch) and engine.ladder.ladder_moves' arrays."""
+    return (ld.new_ladder_scratch((size + 2) ** 2), np.empty(MAX_LADDER_POINTS, np.int64),
+            np.empty(MAX_LADDER_POINTS, np.int64), np.empty(2, np.int64))
 
 
 def position_planes(b, color, rank, edge, ladder_scratch, out):

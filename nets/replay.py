@@ -244,7 +244,7 @@ def _write_row(b, pk, g, i, sym, row, heads, tables, out, scratch):
     """Write the position before move i of game g (board b) into row `row` of out under
     symmetry sym, as nets.data.SampleWriter.write does."""
     perm, const, hist, owner_values, first_ladder = tables
-    legal, sets, ladder, captures, escapes, libs = scratch
+    legal, sets, ladder = scratch
     n = b.info[bd.SIZE]
     n2 = n * n
     base = pk.offsets[g]
@@ -256,7 +256,8 @@ def _write_row(b, pk, g, i, sym, row, heads, tables, out, scratch):
     _planes_into(b, color, to, const[sym], hist, x, sets)
     if first_ladder >= 0:
         w = b.info[bd.WIDTH]
-        ncap, nesc = ld.ladder_moves(b, color, ladder, captures, escapes, libs)
+        sc, captures, escapes, libs = ladder
+        ncap, nesc = ld.ladder_moves(b, color, sc, captures, escapes, libs)
         for k in range(ncap):
             x[first_ladder, to[(captures[k] // w - 1) * n + captures[k] % w - 1]] = 1.0
         for k in range(nesc):
@@ -300,12 +301,11 @@ def replay_tables(rank=9, edge=False, size=19, history=1024, ladder=False):
 
 
 def new_scratch(size=19):
-    """Return the scratch arrays of a replay (legal mask, _territory_bits' bit sets, the
-    ladder reader's scratch and engine.ladder.ladder_moves' arrays)."""
+    """Return the scratch arrays of a replay (legal mask, _territory_bits' bit sets,
+    nets.features.new_ladder_scratch's)."""
     words = ((size + 2) ** 2 + 63) // 64
     return (np.empty(size * size, np.bool_), np.empty((8, words), np.uint64),
-            feat.new_ladder_scratch(size), np.empty(feat.MAX_LADDER_POINTS, np.int64),
-            np.empty(feat.MAX_LADDER_POINTS, np.int64), np.empty(2, np.int64))
+            feat.new_ladder_scratch(size))
 
 
 @njit(cache=True, nogil=True)
