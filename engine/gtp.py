@@ -30,8 +30,10 @@ from engine import board as bd
 from engine import sgf
 from engine.game import (HANDICAP_NONE, HANDICAP_STONES, HANDICAP_STONES_BUT_ONE, Game,
                          IllegalMove, Rules, color_from_text, handicap_points)
+from engine.gtp_analysis import STREAMING, AnalysisCommands
+from engine.gtp_session import (COMMAND_ID, DIGITS, AnyOf, Flag, GtpError, LeaveArrives,
+                                Output, is_quit, preprocess)
 from engine.player import RESIGN, cpu_seconds, score_text
-from engine.search import PV_CHILDREN
 from engine.time_policy import Clock, TimeControl
 
 log = logging.getLogger("gtp")
@@ -40,77 +42,14 @@ NAME = "darkgo"
 VERSION = "0.1.0"
 MAX_LINE = 4096
 
-# Playouts one lz-analyze may run before it stops by itself: hours of analysis, far from the
-# int32 visit and half-point win counters' overflow.
-ANALYSIS_PLAYOUTS = 100_000_000
-# The analysis streams list a root move only with at least this share of the most visited
-# move's visits. Sabaki takes the largest win rate and score of all listed moves as the
-# position's, and a move with a few playouts has a win rate and a mean score far off its
-# true one (a 13-playout move's mean score read +25 where the best move's read +1.7).
-ANALYSIS_MIN_VISIT_SHARE = 0.1
 # Pondering stops once the tree takes this share of its node or edge pool, short of the half
 # past which the next move's search would not reuse it.
 PONDER_POOL_SHARE = 0.45
-
-
-# Commands that write their own response, streaming it while they search.
-_STREAMING = ("lz-analyze", "kata-analyze", "lz-genmove_analyze")
-# Values each analysis key takes: avoid and allow a colour, vertices and a depth; every other
-# key of Leela Zero's and KataGo's (interval, ownership, minmoves, rootInfo, pvVisits, ...) one.
-_ANALYZE_KEY_WIDTHS = {"avoid": 3, "allow": 3}
-_INTERVAL = re.compile(r"-?[0-9]+")
 # The rule sets kgs-rules names (chinese without it): SGF's RU for each, and the handicap
 # compensation KGS gives (japanese counted by area, as Pachi counts it).
 _KGS_RULES = {"chinese": ("Chinese", HANDICAP_STONES), "aga": ("AGA", HANDICAP_STONES_BUT_ONE),
               "japanese": ("Japanese", HANDICAP_STONES_BUT_ONE),
               "new_zealand": ("NZ", HANDICAP_NONE)}
-
-
-class _InputArrived:
-    """A stop event for a search that is set as soon as the next command line is waiting."""
-
-    def __init__(self, pending):
-        self.pending = pending
-
-    def is_set(self):
-        return not self.pending.empty()
-
-
-class _Flag:
-    """A stop event that a signal handler may set: set() only assigns an attribute, where
-    threading.Event.set takes a lock that the interrupted main thread may hold."""
-
-    def __init__(self):
-        self._set = False
-
-    def set(self):
-        self._set = True
-
-    def is_set(self):
-        return self._set
-
-
-class _LeaveArrives:
-    """A stop event set once a 'quit' or the end of input is read after its creation (the
-    controller leaving while a move is searched); commands queued before it, as a script's
-    'genmove b' then 'quit', do not cut the search short."""
-
-    def __init__(self, engine):
-        self.engine = engine
-        self.before = engine._leaving_read
-
-    def is_set(self):
-        return self.engine._leaving_read > self.before
-
-
-class _AnyOf:
-    """A stop event set when any of the given ones is."""
-
-    def __init__(self, *events):
-        self.events = events
-
-    def is_set(self):
-        return any(e.is_set() for e in self.events)
 
 
 class _TreeFilling:
@@ -125,48 +64,7 @@ class _TreeFilling:
         return self.search.pools_used() >= PONDER_POOL_SHARE
 
 
-class _Output:
-    """A text stream whose first failed write or flush (BrokenPipeError when the reader went
-    away, a closed stream) calls on_gone; later writes are dropped."""
-
-    def __init__(self, stream, on_gone):
-        self.stream = stream
-        self.on_gone = on_gone
-        self.gone = False
-
-    def write(self, text):
-        self._do(self.stream.write, text)
-
-    def flush(self):
-        self._do(self.stream.flush)
-
-    def _do(self, method, *args):
-        if self.gone:
-            return
-        try:
-            method(*args)
-        except (OSError, ValueError):
-            self.gone = True
-            self.on_gone()
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# An id is ASCII digits: str.isdigit and \d also take '²' or Arabic-Indic digits.
-_ID = re.compile(r"\s*([0-9]+)\s")
-_DIGITS = re.compile(r"[0-9]+")
-
-
-class GtpError(Exception):
-    """A failure answered with '?' and the message."""
-
-
-def preprocess(line):
-    """Return the command part of a raw GTP line (may be empty)."""
-    line = _CONTROL.sub("", line.replace("\t", " "))
-    return line.split("#", 1)[0].strip()
-
-
-class GtpEngine:
+class GtpEngine(AnalysisCommands):
     """Holds the game and the player and answers GTP commands."""
 
     def __init__(self, player, size=19, komi=7.5, strict_superko=False, ponder=False,
@@ -191,16 +89,16 @@ class GtpEngine:
         self._generated = []           # per move of self.game: True where genmove chose it
         self._just_moved = False       # the last command played a move of ours (ponder then)
         self.quit = False
-        self.stopping = _Flag()        # a signal or lost output: stop and leave the loop
+        self.stopping = Flag()        # a signal or lost output: stop and leave the loop
         self.signal_received = None    # the signal that set stopping, if one did
         self.output_gone = False       # writing the answers failed (the reader went away)
-        self._leaving_read = 0         # 'quit' lines and ends of input read so far
+        self.leaving_read = 0         # 'quit' lines and ends of input read so far
 
     # Loop ------------------------------------------------------------------------------
     def handle_line(self, raw, out):
         """Answer one raw input line on out (a text stream); return False after quit."""
         if len(raw) > MAX_LINE:
-            match = _ID.match(raw)
+            match = COMMAND_ID.match(raw)
             self._respond(out, False, match.group(1) if match else "", "line too long")
             return True
         line = preprocess(raw)
@@ -208,7 +106,7 @@ class GtpEngine:
             return True
         parts = line.split()
         cmd_id = ""
-        if _DIGITS.fullmatch(parts[0]):
+        if DIGITS.fullmatch(parts[0]):
             cmd_id = parts.pop(0)
         if not parts:
             self._respond(out, False, cmd_id, "syntax error")
@@ -220,7 +118,7 @@ class GtpEngine:
             self._respond(out, False, cmd_id, "unknown command")
             return True
         try:
-            if name in _STREAMING:
+            if name in STREAMING:
                 handler(args, out=out, cmd_id=cmd_id)
                 return not (self.quit or self.stopping.is_set())
             text = handler(args)
@@ -248,7 +146,7 @@ class GtpEngine:
 
     def serve(self, inp, out):
         """Answer commands from inp until quit, end of input, stop() or lost output."""
-        out = _Output(out, self._on_output_gone)
+        out = Output(out, self._on_output_gone)
         reader = threading.Thread(target=self._read_lines, args=(inp,), name="gtp-reader",
                                   daemon=True)
         reader.start()
@@ -293,7 +191,7 @@ class GtpEngine:
     def _search_stop(self):
         """Return the stop event for a move's search: a stop(), or quit or the end of input
         arriving while it runs."""
-        return _AnyOf(self.stopping, _LeaveArrives(self))
+        return AnyOf(self.stopping, LeaveArrives(self))
 
     def _start_pondering(self):
         """Search the current position on the opponent's time, after our own move, until the
@@ -305,7 +203,7 @@ class GtpEngine:
         budget = 50 * self.player.config.rollouts
         search = self.player.search
         thread = threading.Thread(target=search.run, args=(game, budget),
-                                  kwargs={"stop_event": _AnyOf(stop, _TreeFilling(search))},
+                                  kwargs={"stop_event": AnyOf(stop, _TreeFilling(search))},
                                   name="ponder", daemon=True)
         thread.start()
         return stop, thread
@@ -319,11 +217,11 @@ class GtpEngine:
             if isinstance(raw, bytes):
                 raw = raw.decode("utf-8", "surrogateescape")
             if not raw:
-                self._leaving_read += 1
+                self.leaving_read += 1
                 self.pending.put(None)
                 return
-            if _is_quit(raw):
-                self._leaving_read += 1
+            if is_quit(raw):
+                self.leaving_read += 1
             self.pending.put(raw)
 
     # Argument helpers --------------------------------------------------------------------
@@ -491,7 +389,7 @@ class GtpEngine:
         try:
             repeated = self.game.play(color, point, superko=strict)
         except IllegalMove as exc:
-            raise GtpError(f"illegal move") from exc
+            raise GtpError("illegal move") from exc
         self._generated.append(False)
         if repeated:
             log.warning("play %s %s repeats an earlier position (positional superko); accepted",
@@ -730,174 +628,6 @@ class GtpEngine:
 
     def cmd_cputime(self, args):
         return f"{cpu_seconds():.3f}"
-
-    # Analysis ------------------------------------------------------------------------------
-    def cmd_gogui_dash_analyze_commands(self, args):
-        return "\n".join([
-            "dboard/Ownership/gogui-ownership",
-            "string/Final Score/final_score",
-            "plist/Dead Stones/final_status_list dead",
-            "sboard/Visits/gogui-visits %c",
-        ])
-
-    def cmd_gogui_dash_ownership(self, args):
-        own = self.player.ownership(self.game)
-        rows = []
-        for y in range(self.game.size - 1, -1, -1):
-            rows.append(" ".join(f"{own.mean[self.game.point(x, y)]:.2f}"
-                                 for x in range(self.game.size)))
-        return "\n" + "\n".join(rows)
-
-    def cmd_gogui_dash_visits(self, args):
-        self._expect(args, 1)
-        color = self._color(args[0])
-        with self._keeping_side_to_move(color):
-            result = self.player.search.run(self.game, self.player.config.rollouts,
-                                            stop_event=self._search_stop())
-        visits = {m.point: m.visits for m in result.children}
-        rows = []
-        for y in range(self.game.size - 1, -1, -1):
-            rows.append(" ".join(str(visits.get(self.game.point(x, y), '""'))
-                                 for x in range(self.game.size)))
-        return "\n" + "\n".join(rows)
-
-    def _analyze_args(self, args, color=None):
-        """Return (color, interval in centiseconds, ownership wanted) from the analysis
-        commands' arguments '[color] [interval] [KEY VALUE]...' (Leela Zero's and KataGo's);
-        color defaults to the side to move, the interval to 1 s. Other keys (KataGo's
-        rootInfo, pvVisits, minmoves, avoid, ...) are read past and ignored."""
-        rest = list(args)
-        if color is None:
-            color = self.game.to_play
-            if rest and rest[0].lower() in ("b", "w", "black", "white"):
-                color = self._color(rest.pop(0))
-        interval, ownership = 100, False
-        if rest and _INTERVAL.fullmatch(rest[0]):
-            interval = self._int(rest.pop(0))
-        while rest:
-            key = rest.pop(0)
-            width = _ANALYZE_KEY_WIDTHS.get(key, 1)
-            if len(rest) < width:
-                raise GtpError("syntax error")
-            values, rest = rest[:width], rest[width:]
-            if key == "interval":
-                interval = self._int(values[0])
-            elif key == "ownership":
-                if values[0].lower() not in ("true", "false"):
-                    raise GtpError("syntax error")
-                ownership = values[0].lower() == "true"
-        return color, max(interval, 1), ownership
-
-    def cmd_lz_dash_analyze(self, args, out=None, cmd_id=""):
-        """lz-analyze [color] [interval]: search and stream 'info move ...' lines every
-        interval until the next command arrives."""
-        color, interval, _ = self._analyze_args(args)
-        self._stream_analysis("lz-analyze", color, interval, self._lz_info, out, cmd_id)
-
-    def cmd_kata_dash_analyze(self, args, out=None, cmd_id=""):
-        """kata-analyze [color] [interval] [ownership true]: lz-analyze with KataGo's fields
-        (win rates and priors as fractions) and, with ownership, each point's expected owner
-        after the info entries: row by row from the top left, +1 for color, -1 against."""
-        color, interval, ownership = self._analyze_args(args)
-        if ownership:
-            with self._keeping_side_to_move(color):
-                own = self.player.ownership(self.game).mean
-            sign = 1.0 if color == bd.BLACK else -1.0
-            size = self.game.size
-            values = " ".join(f"{sign * own[self.game.point(x, y)] + 0.0:.4f}"
-                              for y in range(size - 1, -1, -1) for x in range(size))
-            suffix = " ownership " + values
-        else:
-            suffix = ""
-
-        def line(result):
-            info = self._kata_info(result)
-            return info + suffix if info else ""
-        self._stream_analysis("kata-analyze", color, interval, line, out, cmd_id)
-
-    def _stream_analysis(self, name, color, interval, line_of, out, cmd_id):
-        """Search for color and write line_of(result) every interval (centiseconds) until the
-        next command arrives, inside one '=' response; the game is left as it was."""
-        out.write(f"={cmd_id}\n")
-        out.flush()
-        try:
-            with self._keeping_side_to_move(color):
-                self.player.search.run(
-                    self.game, ANALYSIS_PLAYOUTS,
-                    stop_event=_AnyOf(self.stopping, _InputArrived(self.pending)),
-                    progress=(interval / 100.0, self._info_writer(out, line_of)))
-        except Exception:   # the '=' is out: a '?' now would break the stream
-            log.error("%s stopped by an internal error:\n%s", name, traceback.format_exc())
-        out.write("\n")
-        out.flush()
-
-    @staticmethod
-    def _info_writer(out, line_of):
-        """Return a search progress callback that writes line_of(result) as one line."""
-        def report(result):
-            line = line_of(result)
-            if line:    # an empty line would end the response
-                out.write(line + "\n")
-                out.flush()
-        return report
-
-    def cmd_lz_dash_genmove_analyze(self, args, out=None, cmd_id=""):
-        """lz-genmove_analyze color [interval]: genmove that streams 'info move ...' lines
-        while it searches, one more for the finished search (the statistics the move was
-        chosen from), and ends with 'play VERTEX' (or 'play resign')."""
-        if not args:
-            raise GtpError("syntax error")
-        color = self._color(args[0])
-        _, interval, _ = self._analyze_args(args[1:], color)
-        out.write(f"={cmd_id}\n")
-        out.flush()
-        try:
-            report = self._info_writer(out, self._lz_info)
-            move = self._generate([args[0]], progress=(interval / 100.0, report))
-            if self.player.last_result is not None:
-                report(self.player.last_result)
-            out.write(f"play {move}\n")
-        except Exception:   # the '=' is out: end the response with no move played
-            log.error("lz-genmove_analyze failed:\n%s", traceback.format_exc())
-        out.write("\n")
-        out.flush()
-
-    def _analyzed_moves(self, result):
-        """Yield (order, MoveStats, pv text) for the root moves worth showing, most visited
-        first: those with at least ANALYSIS_MIN_VISIT_SHARE of the most visited move's
-        visits."""
-        children = result.children[:PV_CHILDREN]
-        if not children or children[0].visits == 0:
-            return
-        least = max(1, ANALYSIS_MIN_VISIT_SHARE * children[0].visits)
-        for order, m in enumerate(children):
-            if m.visits < least:
-                break
-            yield order, m, " ".join(self.game.vertex(p) for p in m.pv)
-
-    def _lz_info(self, result):
-        """Leela Zero's info entries: win rate and prior in 1/10000ths."""
-        return " ".join(f"info move {self.game.vertex(m.point)} visits {m.visits} "
-                        f"winrate {int(m.winrate * 10000)} prior {int(m.prior * 10000)} "
-                        f"order {order} pv {pv}"
-                        for order, m, pv in self._analyzed_moves(result))
-
-    def _kata_info(self, result):
-        """KataGo's info entries: win rate and prior as fractions, always with a decimal
-        point (Sabaki reads a number without one as 1/10000ths); scoreMean and scoreLead
-        both the mover's mean playout score (area, komi counted)."""
-        return " ".join(f"info move {self.game.vertex(m.point)} visits {m.visits} "
-                        f"winrate {m.winrate:.6f} scoreMean {m.score:.2f} "
-                        f"scoreLead {m.score:.2f} prior {m.prior:.6f} order {order} pv {pv}"
-                        for order, m, pv in self._analyzed_moves(result))
-
-
-def _is_quit(raw):
-    """Return True if the raw line is a 'quit' command (with or without an id)."""
-    parts = preprocess(raw).split()
-    if parts and _DIGITS.fullmatch(parts[0]):
-        parts.pop(0)
-    return parts[:1] == ["quit"]
 
 
 # Signals that end the engine cleanly: kill's default, Ctrl-C, the terminal closing.

@@ -7,7 +7,7 @@ import threading
 import gtp_main
 from engine import board as bd
 from engine.game import Game
-from engine.gtp import ANALYSIS_MIN_VISIT_SHARE
+from engine.gtp_analysis import ANALYSIS_MIN_VISIT_SHARE
 from engine.search import PV_CHILDREN, MoveStats, Search, SearchResult
 from engine.search_config import SearchConfig
 

@@ -24,7 +24,8 @@ import time
 
 import gtp_main
 from engine import board as bd
-from engine.gtp import _STREAMING, MAX_LINE
+from engine.gtp import MAX_LINE
+from engine.gtp_analysis import STREAMING
 
 # Commands that search or run playouts: kept rare so that 100,000 lines take minutes.
 EXPENSIVE = ("genmove", "reg_genmove", "kgs-genmove_cleanup", "lz-genmove_analyze",
@@ -113,7 +114,7 @@ class Fuzzer:
         before = state(engine)
         errors_before = len(self.errors.records)
         command = spec_preprocess(raw).split()
-        streaming = any(word in _STREAMING for word in command[:2])
+        streaming = any(word in STREAMING for word in command[:2])
         if streaming:   # an analysis runs until the next command arrives: let it be waiting
             engine.pending.put("name\n")
         problems = []
