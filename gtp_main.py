@@ -122,7 +122,9 @@ def build_parser():
                    help="'auto': use the network when a weights file is present; 'none': "
                         "search with playouts alone")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where the network runs: 'auto' takes CUDA when torch sees a GPU")
+                   help="where the network runs: 'auto' takes CUDA when torch sees a GPU; on "
+                        "CUDA each GPU gets a copy of the network and its own evaluation "
+                        "server")
     p.add_argument("--policy-only", action="store_true",
                    help="play the network's best legal move without search (needs weights); "
                         "pass when the opponent passed and passing does not lose, resign "
@@ -413,10 +415,26 @@ def player_config(args, evaluator=None):
                         **cf.owned_by(values, "player"))
 
 
-def build_engine(args, evaluator=None, config=None):
-    """Return a GtpEngine configured from parsed arguments, an optional evaluator and an
-    optional PlayerConfig (by default player_config(args))."""
-    player = Player(config or player_config(args, evaluator), args.boardsize, evaluator)
+def device_replicas(args, evaluator):
+    """Return copies of the evaluator's network for the further GPUs torch sees, one a device,
+    so that the search keeps an evaluation server on each (darkforest spread its evaluations
+    over 4 GPUs); none on the CPU, with one GPU, or under --policy-only (no search)."""
+    if evaluator is None or args.policy_only or evaluator.device.type != "cuda":
+        return []
+    import torch
+    replicas = [evaluator.replica(f"cuda:{index}")
+                for index in range(1, torch.cuda.device_count())]
+    logging.getLogger("gtp_main").info("network on %d GPUs, an evaluation server each",
+                                       1 + len(replicas))
+    return replicas
+
+
+def build_engine(args, evaluator=None, config=None, replicas=()):
+    """Return a GtpEngine configured from parsed arguments, an optional evaluator (with its
+    replicas on further devices) and an optional PlayerConfig (by default
+    player_config(args))."""
+    player = Player(config or player_config(args, evaluator), args.boardsize, evaluator,
+                    replicas)
     if args.override_version is not None:
         logging.getLogger("gtp_main").info("answering 'version' with %r (--override-version)",
                                            args.override_version)
@@ -500,7 +518,7 @@ def main(argv=None):
     log_thread_plan(args, evaluator)
     if args.warm_up:
         return warm_up(config, evaluator)
-    engine = build_engine(args, evaluator, config)
+    engine = build_engine(args, evaluator, config, device_replicas(args, evaluator))
     engine.player.warmup = warmup.use(evaluator)
     hold_pondering_for(engine, warmup)
     run_gtp(engine)

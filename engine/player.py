@@ -253,10 +253,12 @@ def quick_move(game, color):
 class Player:
     """Chooses moves for a Game with UCT search, and judges the end of the game."""
 
-    def __init__(self, config, size, evaluator=None):
+    def __init__(self, config, size, evaluator=None, replicas=()):
+        """replicas: copies of the evaluator's network on further devices (Search)."""
         self.config = config
         self.evaluator = evaluator
-        self.search = Search(config.search, size, evaluator)
+        self.replicas = tuple(replicas)
+        self.search = Search(config.search, size, evaluator, self.replicas)
         # The default policy whose playouts judge dead stones and scores.
         self.judge_policy = config.search.policy.build()
         self.time = TimeControl()
@@ -277,7 +279,7 @@ class Player:
             self.search.forget()
         else:
             self.search.close()
-            self.search = Search(self.config.search, size, self.evaluator)
+            self.search = Search(self.config.search, size, self.evaluator, self.replicas)
         self.clocks = {bd.BLACK: Clock(), bd.WHITE: Clock()}
         self.last_result = None
         self._ownership_cache = None

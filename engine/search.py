@@ -68,13 +68,17 @@ class Search:
     """A reusable UCT search: keeps its tree between moves of the same game. With an evaluator
     (a nets.model.Policy), new leaves are expanded by a batched network server."""
 
-    def __init__(self, config, size, evaluator=None):
+    def __init__(self, config, size, evaluator=None, replicas=()):
+        """replicas: more Policies with the evaluator's network, each on a device of its own
+        (darkforest spread its evaluations over 4 GPUs): each gets a server, and search thread
+        i hands its leaves to server i modulo their number; the first server evaluates roots."""
         self.config = config
         self.size = size
         self.tree = new_tree(config.max_nodes, config.max_edges)
         self.root = reset_tree(self.tree)
         self.policy = config.policy.build()
-        self.server = None if evaluator is None else EvalServer(evaluator, self._on_priors)
+        self.servers = ([] if evaluator is None else
+                        [EvalServer(policy, self._on_priors) for policy in (evaluator, *replicas)])
         self.shapes = (cached_model(config.shapes) if config.shapes and evaluator is None
                        else empty_model())
         self._root_moves = None        # the game's move list (color, point) at the root
@@ -92,9 +96,9 @@ class Search:
         self._root_setup = None
 
     def close(self):
-        """Stop the network server thread, if any."""
-        if self.server is not None:
-            self.server.close()
+        """Stop the network server threads, if any."""
+        for server in self.servers:
+            server.close()
 
     def pools_held(self):
         """Return (nodes, edges) the tree holds. The pool counters go on past a full pool,
@@ -154,14 +158,14 @@ class Search:
         allowed = np.zeros(board.stones.shape[0], np.bool_)
         for p in game.legal_moves(color):
             allowed[p] = True
-        if self.server is None:
+        if not self.servers:
             expand(tree, self.root, board, allowed, np.zeros(allowed.shape[0], np.float32),
                    1 << 30, 2.0, self.policy.patterns, np.int32(self.config.prior_eqex),
                    new_ladder_scratch(board.stones.shape[0]), self.shapes,
                    np.int32(self.config.as_array(0.0)[P_SHAPE_EQEX]))
         else:
             try:
-                priors = self.server.evaluate_now([board])[0][0]
+                priors = self.servers[0].evaluate_now([board])[0][0]
             except Exception:
                 log.exception("network evaluation of the root failed; uniform priors instead")
                 priors = np.zeros(allowed.shape[0], np.float32)
@@ -188,13 +192,13 @@ class Search:
         if value is not None:
             backup_value(self.tree, path, len(path), value)
 
-    def _evaluate_here(self, tag):
+    def _evaluate_here(self, server, tag):
         """Evaluate a claimed leaf on this thread and expand it at once (deterministic mode);
         a failed evaluation expands it with uniform priors, as the server's callback does, and
         an answer that cannot be used (an exception) leaves it to be claimed again, as the
         server does."""
         try:
-            priors, values = self.server.evaluate_now([tag[1]])
+            priors, values = server.evaluate_now([tag[1]])
             priors, value = priors[0], None if values is None else float(values[0])
         except Exception:
             log.exception("network evaluation of a leaf failed; uniform priors instead")
@@ -204,8 +208,8 @@ class Search:
         except Exception:
             log.exception("the answer for a leaf could not be used; it stays unexpanded")
 
-    def _net_worker(self, board, rng, params, budget, stop):
-        """One search thread with the network: numba steps, leaves handed to the server."""
+    def _net_worker(self, server, board, rng, params, budget, stop):
+        """One search thread with the network: numba steps, leaves handed to its server."""
         tree = self.tree
         points = board.stones.shape[0]
         scratch, leaf = bd.copy_board(board), bd.copy_board(board)
@@ -221,7 +225,7 @@ class Search:
             if steps % DECIDED_CHECK_EVERY == 0 and decided(tree, self.root, params, budget):
                 stop[0] = STOP_DECIDED
                 break
-            request[0] = 0 if self.server.has_room() else -1
+            request[0] = 0 if server.has_room() else -1
             if not search_step(tree, self.root, board, scratch, leaf, self.policy, rng, params,
                                budget, request, path_nodes, path_edges, allow_all, uniform,
                                record, first_play, ladder, self.shapes):
@@ -229,9 +233,9 @@ class Search:
             if request[0] > 0:
                 tag = (int(request[0]) - 1, leaf, path_edges[:request[1]].copy())
                 if self.config.deterministic:
-                    self._evaluate_here(tag)
+                    self._evaluate_here(server, tag)
                 else:
-                    self.server.submit(tag, leaf)
+                    server.submit(tag, leaf)
                     leaf = bd.copy_board(board)
 
     def run(self, game, playouts, move_time=None, stop_event=None, progress=None):
@@ -243,21 +247,22 @@ class Search:
         started = time.perf_counter()
         board = bd.copy_board(game.board)
         board.info[bd.TO_PLAY] = game.to_play
-        if self.server is not None:
-            self.server.komi = game.scoring_komi
-            self.server.values = self.config.uses_value(int(game.board.info[bd.MOVE_NUMBER]))
-        evaluated_before = 0 if self.server is None else self.server.evaluated
+        reads_values = self.config.uses_value(int(game.board.info[bd.MOVE_NUMBER]))
+        for server in self.servers:
+            server.komi = game.scoring_komi
+            server.values = reads_values
+        evaluated_before = self.evaluations()
         self._place_root(game)
         self._expand_root(game, board)
         tree = self.tree
         tree.counters[C_PLAYOUTS_CLAIMED] = 0
         tree.counters[C_PLAYOUTS_DONE] = 0
-        params = self.config.as_array(game.scoring_komi, net=self.server is not None,
+        params = self.config.as_array(game.scoring_komi, net=bool(self.servers),
                                       size=game.size,
                                       moves_played=int(game.board.info[bd.MOVE_NUMBER]))
         self._params = params
         stop = np.zeros(1, np.int64)
-        if self.server is None:
+        if not self.servers:
             threads = [threading.Thread(target=search_worker,
                                         args=(tree, self.root, board, bd.copy_board(board),
                                               self.policy, rng, params, playouts, stop,
@@ -266,8 +271,9 @@ class Search:
                        for rng in self._rngs]
         else:
             threads = [threading.Thread(target=self._net_worker,
-                                        args=(board, rng, params, playouts, stop), daemon=True)
-                       for rng in self._rngs]
+                                        args=(self.servers[i % len(self.servers)], board, rng,
+                                              params, playouts, stop), daemon=True)
+                       for i, rng in enumerate(self._rngs)]
         for t in threads:
             t.start()
         workers_started = time.perf_counter()
@@ -301,15 +307,19 @@ class Search:
                 stop[0] = 1
             for t in threads:
                 t.join()
-            if self.server is not None:
-                dropped = self.server.cancel_pending()
+            for server in self.servers:
+                dropped = server.cancel_pending()
                 release_claims(tree, np.array([tag[0] for tag in dropped], np.int64))
         if stopped_by is None:
             stopped_by = "decided" if stop[0] == STOP_DECIDED else "playouts"
         result = self.result(game, time.perf_counter() - started, stopped_by)
-        if self.server is not None:
-            result.evaluations = self.server.evaluated - evaluated_before
+        if self.servers:
+            result.evaluations = self.evaluations() - evaluated_before
         return result
+
+    def evaluations(self):
+        """Return the leaves and roots the network servers have evaluated so far, together."""
+        return sum(server.evaluated for server in self.servers)
 
     def _time_verdict(self, elapsed, searching, move_time):
         """Return time_verdict for the root as it stands `elapsed` seconds into the move, of

@@ -10,6 +10,7 @@ the value head's own tower instead, and its sum over the board (the expected are
 of the value's inputs, so that a dense target (who owns each point at the end) trains the
 features the value reads, as Wu & Baldi's territory prediction and KataGo's ownership head do.
 """
+import copy
 import os
 
 import numpy as np
@@ -499,6 +500,14 @@ class Policy:
         self.rank = model.config["rank"]
         self.edge = model.config["edge"]
         self.ladder = model.config.get("ladder", False)
+
+    def replica(self, device):
+        """Return a Policy with a copy of this one's network on another device (a second GPU,
+        so that the search can keep one evaluation server a device), evaluating alike."""
+        twin = Policy(model=copy.deepcopy(self.model), device=device,
+                      bf16="on" if self.bf16 else "off", symmetries=self.symmetries)
+        twin.meta = self.meta
+        return twin
 
     @property
     def has_value(self):

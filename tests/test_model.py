@@ -231,6 +231,20 @@ def test_default_weights_path_and_devices():
 
 
 
+def test_a_replica_evaluates_as_its_original_with_a_network_of_its_own():
+    policy = nm.Policy(model=tiny(), device="cpu", bf16="off", symmetries=8)
+    twin = policy.replica("cpu")
+    assert twin.model is not policy.model
+    assert (twin.device, twin.bf16, twin.symmetries) == (policy.device, False, 8)
+    game = Game(9)
+    game.play(game.to_play, game.parse_vertex("C3"))
+    boards = [game.board]
+    first, second = policy.point_evaluate(boards, value=True), twin.point_evaluate(boards,
+                                                                                   value=True)
+    np.testing.assert_allclose(first[0], second[0], rtol=1e-6)
+    np.testing.assert_allclose(first[1], second[1], rtol=1e-6)
+
+
 def test_symmetry_averaged_priors_turn_with_the_board():
     # The same game played in a rotated/reflected frame: averaging over the 8 symmetries makes
     # the policy exactly equivariant, which a single untied evaluation is not.

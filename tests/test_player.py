@@ -416,6 +416,41 @@ def test_policy_only_defaults_to_the_deeper_net_and_the_search_to_the_fast_one(t
     assert chosen.model.config == searching.model.config
 
 
+def test_further_gpus_get_a_replica_each_and_the_cpu_none(monkeypatch):
+    import torch
+    parse = gtp_main.build_parser().parse_args
+    evaluator = gtp_main.load_evaluator(parse(["--device", "cpu"]))
+    assert gtp_main.device_replicas(parse([]), evaluator) == []
+    assert gtp_main.device_replicas(parse([]), None) == []
+
+    class OnGpu:        # a stand-in for a Policy on CUDA: replica records the devices asked
+        device = torch.device("cuda")
+        asked = []
+
+        def replica(self, device):
+            self.asked.append(device)
+            return device
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
+    assert gtp_main.device_replicas(parse([]), OnGpu()) == ["cuda:1", "cuda:2"]
+    assert gtp_main.device_replicas(parse(["--policy-only"]), OnGpu()) == []
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert gtp_main.device_replicas(parse([]), OnGpu()) == []
+
+
+def test_a_player_keeps_a_server_a_device_across_board_sizes():
+    args = gtp_main.build_parser().parse_args(["--device", "cpu", "--threads", "2"])
+    evaluator = gtp_main.load_evaluator(args)
+    engine = gtp_main.build_engine(args, evaluator, replicas=[evaluator.replica("cpu")])
+    try:
+        assert len(engine.player.search.servers) == 2
+        engine.player.new_game(9)
+        assert engine.player.search.size == 9 and len(engine.player.search.servers) == 2
+        result = engine.player.search.run(Game(9), 300)
+        assert result.evaluations == engine.player.search.evaluations() > 0
+    finally:
+        engine.close()
+
+
 # The shipped weights file without a value head (the search's before cpu_value.pt).
 WITHOUT_VALUE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "weights", "cpu.pt")

@@ -186,24 +186,31 @@ def tiny_evaluator(fail=False):
     return policy
 
 
-@pytest.mark.parametrize("threads,tree_policy,expand_visits", [
-    (1, "darkforest", 4), (2, "darkforest", 4), (2, "puct", 4), (2, "puct", 1)])
+@pytest.mark.parametrize("threads,tree_policy,expand_visits,servers", [
+    (1, "darkforest", 4, 1), (2, "darkforest", 4, 1), (2, "puct", 4, 1), (2, "puct", 1, 1),
+    (2, "puct", 4, 2), (3, "darkforest", 4, 2)])
 def test_network_search_keeps_the_invariants_and_leaves_no_claim_behind(threads, tree_policy,
-                                                                         expand_visits):
+                                                                         expand_visits,
+                                                                         servers):
     config = SearchConfig(threads=threads, seed=6, tree_policy=tree_policy, value_weight=0.5,
                           early_stop=False, net_expand_visits=expand_visits)
     top_k, root_top_k, _ = config.breadth()
-    search = Search(config, 9, evaluator=tiny_evaluator())
+    evaluator = tiny_evaluator()
+    replicas = [evaluator.replica("cpu") for _ in range(servers - 1)]
+    search = Search(config, 9, evaluator=evaluator, replicas=replicas)
     try:
         result = search.run(Game(9), 2000)
         assert result.playouts == 2000
         assert 0 < len(result.children) <= root_top_k
-        assert search.server.evaluated > 0
-        assert result.evaluations == search.server.evaluated
+        # Each server (one a device) took leaves: search thread i feeds server i % servers.
+        assert len(search.servers) == servers
+        assert all(server.evaluated > 0 for server in search.servers)
+        assert result.evaluations == search.evaluations() == sum(
+            server.evaluated for server in search.servers)
         # Every evaluated leaf (the tiny net has a value head) is backed up through a root edge.
         root = slice(search.tree.node_first[search.root],
                      search.tree.node_first[search.root] + search.tree.node_count[search.root])
-        assert search.tree.edge_value_visits[root].sum() == search.server.evaluated
+        assert search.tree.edge_value_visits[root].sum() == search.evaluations()
         used = int(search.tree.counters[C_NODES])
         assert not (search.tree.node_state[:used] == 1).any()   # no node left EXPANDING
         check_invariants(search, config.net_expand_visits, threads, waits_for_network=True)
@@ -228,8 +235,8 @@ def test_the_network_server_skips_the_value_head_when_the_search_reads_no_values
         for vertex in ["E5", "C3", "G7", "C7"][:moves]:
             game.play(game.to_play, game.parse_vertex(vertex))
         search.run(game, 300)
-        assert search.server.values == reads_values
-        assert search.server.evaluated > 0
+        assert search.servers[0].values == reads_values
+        assert search.servers[0].evaluated > 0
         assert (search.tree.edge_value_visits.sum() > 0) == reads_values
     finally:
         search.close()
@@ -248,17 +255,17 @@ def test_a_failing_progress_callback_leaves_no_leaf_queued_or_claimed():
 
     def broken(result):
         reports.append(result)
-        if len(reports) >= 5 and search.server._queue.qsize() > 0:
+        if len(reports) >= 5 and search.servers[0]._queue.qsize() > 0:
             raise BrokenPipeError("the GUI went away")
     try:
         with pytest.raises(BrokenPipeError):
             search.run(Game(9), 100_000, progress=(0.05, broken))
-        assert search.server._queue.qsize() == 0
+        assert search.servers[0]._queue.qsize() == 0
         used = int(search.tree.counters[C_NODES])
         assert not (search.tree.node_state[:used] == 1).any()   # no node left EXPANDING
-        evaluated = search.server.evaluated
+        evaluated = search.servers[0].evaluated
         time.sleep(0.1)
-        assert search.server.evaluated == evaluated   # nothing left to answer
+        assert search.servers[0].evaluated == evaluated   # nothing left to answer
         assert search.run(Game(9), 200).playouts == 200
     finally:
         search.close()
@@ -292,7 +299,7 @@ def test_a_leaf_whose_answer_cannot_be_used_is_claimed_again_later(deterministic
 def test_network_failure_falls_back_to_uniform_expansion():
     search = Search(SearchConfig(seed=7, early_stop=False), 9, evaluator=tiny_evaluator())
     try:
-        search.server.policy = tiny_evaluator(fail=True)
+        search.servers[0].policy = tiny_evaluator(fail=True)
         result = search.run(Game(9), 1000)
         assert result.playouts == 1000 and result.best is not None
     finally:
