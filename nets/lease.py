@@ -8,8 +8,9 @@ command at most 600 s. This script loads the pack (nets.pack); when the pack has
 targets (a pack built with --no-ownership, small enough to carry), computes them here with
 every core into a raw pack in --scratch; then runs nets.train from the committed network
 (--init, by default nets.LADDER_WEIGHTS) on the training split of the pack's sources
-but the held-out one, validating on their validation split (as stages 7 and 8 of
-weights/README.md did), policy + value + ownership in bf16, for what is left of --seconds
+but the held-out one (the engine's match records among them teaching the value and ownership
+heads alone: nets.train --value-only), validating on their validation split (as stages 7 and
+8 of weights/README.md did), policy + value + ownership in bf16, for what is left of --seconds
 after that set-up, the replay code's compilation (here, before nets.train's data-loader
 workers fork) and a reserve for the last validation and save. $OUT receives the weights
 (best validation loss), run/log.jsonl and run/ckpt.pt (for nets.train --resume), and
@@ -28,6 +29,10 @@ from nets import pack_data as pdata
 from nets import train as nt
 
 RESERVE_SECONDS = 30      # the last validation, checkpoint and weights after training
+# The engine's match records (SGF archives): packed beside the 9-dan games, they teach the
+# value and ownership heads positions like those the search meets, and not the moves.
+MATCH_RECORDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "benchmarks", "records")
 
 
 def parse_args(argv=None):
@@ -61,6 +66,13 @@ def parse_args(argv=None):
     p.add_argument("--val-minutes", type=float, default=1.0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=81)
+    p.add_argument("--value-only", nargs="*", metavar="SOURCE", help="sources that teach the "
+                   "value and ownership heads only (nets.train --value-only; default: the "
+                   "pack's sources named as files in benchmarks/records, the engine's games)")
+    p.add_argument("--value-only-repeat", type=int, default=10, help="how often each of "
+                   "their games comes in a pass over the games (default 10: about 2%% of the "
+                   "samples for the 241 games of the records beside 150,000 9-dan games; not "
+                   "yet judged by a trained net)")
     p.add_argument("--ladder", action=argparse.BooleanOptionalAction, default=True,
                    help="train with the ladder input planes (a net without them gains them, "
                    "nets.train --ladder); default on")
@@ -94,6 +106,19 @@ def chosen_sources(args, pack):
     return sources
 
 
+def value_only_sources(args, sources):
+    """Return the sources among those trained on that teach values only: --value-only's, else
+    those named as files in MATCH_RECORDS."""
+    if args.value_only is not None:
+        missing = [s for s in args.value_only if s not in sources]
+        if missing:
+            raise npk.PackError(f"--value-only: {', '.join(missing)} not among the sources "
+                                "trained on")
+        return list(args.value_only)
+    records = set(os.listdir(MATCH_RECORDS)) if os.path.isdir(MATCH_RECORDS) else set()
+    return [s for s in sources if s in records]
+
+
 def warm(paths, val_mod):
     """Compile the replay code in this process (nets.train's own warm-up and its workers then
     find it compiled)."""
@@ -101,7 +126,7 @@ def warm(paths, val_mod):
     next(pdata.pack_batches(paths, batch=2, pool=2, split="all"))
 
 
-def train_argv(args, paths, weights, run_dir, minutes):
+def train_argv(args, paths, weights, run_dir, minutes, value_only=()):
     """Return nets.train's command line for the lease."""
     return ["--data", *paths, "--init", args.init, "--value", "--value-ownership",
             "--ownership-runs", str(args.ownership_runs), "--out", weights, "--run-dir",
@@ -112,7 +137,9 @@ def train_argv(args, paths, weights, run_dir, minutes):
             str(args.val_mod),
             "--val-minutes", str(args.val_minutes), "--ckpt-minutes", "2", "--device",
             args.device, "--bf16", args.bf16, "--seed", str(args.seed)] \
-        + (["--ladder"] if args.ladder else [])
+        + (["--ladder"] if args.ladder else []) \
+        + (["--value-only", *value_only, "--value-only-repeat", str(args.value_only_repeat)]
+           if value_only else [])
 
 
 def main(argv=None):
@@ -124,7 +151,9 @@ def main(argv=None):
     phases = {}
     try:
         pack_path = training_pack(args)
-        paths = [f"{pack_path}/{s}" for s in chosen_sources(args, npk.load(pack_path))]
+        sources = chosen_sources(args, npk.load(pack_path))
+        paths = [f"{pack_path}/{s}" for s in sources]
+        value_only = value_only_sources(args, sources)
     except (npk.PackError, OSError) as e:
         sys.exit(f"--pack: {e}")
     phases["pack_seconds"] = round(time.time() - start, 1)
@@ -135,7 +164,7 @@ def main(argv=None):
     minutes = (args.seconds - (time.time() - start) - RESERVE_SECONDS) / 60.0
     if minutes <= 0:
         sys.exit(f"--seconds {args.seconds}: no time left to train after the pack")
-    argv_train = train_argv(args, paths, weights, run_dir, minutes)
+    argv_train = train_argv(args, paths, weights, run_dir, minutes, value_only)
     train_start = time.time()
     nt.main(argv_train)
     phases["train_seconds"] = round(time.time() - train_start, 1)

@@ -78,21 +78,33 @@ def _raise_for(status):
         raise npk.PackError("a game of the pack does not replay (an illegal move): rebuild it")
 
 
+def repeat_untaught(games, taught, repeat):
+    """Return the games with each one whose moves are not taught (taught[g] False) there
+    `repeat` times in all."""
+    return np.concatenate([games, np.tile(games[~taught[games]], repeat - 1)])
+
+
 def pack_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
                  ownership=False, value=False, pool=256, sample_rate=0.1, augment=True, seed=0,
-                 shard=(0, 1), stats=None, val_mod=nd.VAL_MOD, ownership_runs=0, ladder=False):
+                 shard=(0, 1), stats=None, val_mod=nd.VAL_MOD, ownership_runs=0, ladder=False,
+                 value_only=(), value_only_repeat=1):
     """Yield training batches forever, as nets.data.sample_batches (same arguments; stats is
-    unused: the pack counted the skipped games when it was built). Raises ValueError for a
-    sample_rate outside (0, 1], which would pick no position."""
+    unused: the pack counted the skipped games when it was built). The games of the sources
+    in value_only (base names) teach no moves (targets -1) and come value_only_repeat times
+    in each pass over the games. Raises ValueError for a sample_rate outside (0, 1], which
+    would pick no position, or a value_only_repeat under 1."""
     if not 0 < sample_rate <= 1:
         raise ValueError(f"sample_rate {sample_rate} outside (0, 1]")
+    if value_only_repeat < 1:
+        raise ValueError(f"value_only_repeat {value_only_repeat} under 1")
     pack, games = select_games(paths, split, val_mod)
     check_ownership(pack, ownership, ownership_runs)
     games = games[shard[0]::shard[1]]
     if not len(games):
         raise npk.PackError(f"no {split} games for shard {shard[0]} of {shard[1]}")
     rng = np.random.default_rng(seed)
-    pk = rp.pack_arrays(pack)
+    pk = rp.pack_arrays(pack, value_only)
+    games = repeat_untaught(games, pk.taught, value_only_repeat)
     lengths = pack.lengths[games]
     state = rp.new_pool(pool, int(lengths.max()), seed)
     tables, scratch = rp.replay_tables(rank, edge, ladder=ladder), rp.new_scratch()
@@ -113,9 +125,10 @@ def pack_batches(paths, batch=256, split="train", heads=3, rank=9, edge=False,
 
 def pack_validation_set(paths, positions=4096, heads=3, rank=9, edge=False, ownership=False,
                         sample_rate=0.1, seed=1234, val_mod=nd.VAL_MOD, batch=256, value=False,
-                        ownership_runs=0, ladder=False):
+                        ownership_runs=0, ladder=False, value_only=()):
     """Return validation_set's batches (the same positions, drawn with the same seeded
-    random.Random over the validation games in their order) from a pack."""
+    random.Random over the validation games in their order) from a pack; the games of the
+    value_only sources with no move targets, as pack_batches writes them."""
     pack, games = select_games(paths, "val", val_mod)
     check_ownership(pack, ownership, ownership_runs)
     rng = random.Random(seed)
@@ -131,17 +144,18 @@ def pack_validation_set(paths, positions=4096, heads=3, rank=9, edge=False, owne
         if len(picked_games) >= positions:
             break
     return list(write_positions(pack, picked_games, picked_moves, None, heads, rank, edge,
-                                ownership, value, batch, ladder))
+                                ownership, value, batch, ladder, value_only))
 
 
 def write_positions(pack, games, moves, syms=None, heads=3, rank=9, edge=False,
-                    ownership=False, value=False, batch=256, ladder=False):
+                    ownership=False, value=False, batch=256, ladder=False, value_only=()):
     """Yield batch dicts (the last one shorter) of the positions before moves[k] of games[k]
-    under symmetries syms[k] (all 0 when None), in the order given."""
+    under symmetries syms[k] (all 0 when None), in the order given; value_only as in
+    pack_batches."""
     games = np.asarray(games, np.int64)
     moves = np.asarray(moves, np.int64)
     syms = np.zeros(len(games), np.int64) if syms is None else np.asarray(syms, np.int64)
-    pk = rp.pack_arrays(pack)
+    pk = rp.pack_arrays(pack, value_only)
     tables, scratch = rp.replay_tables(rank, edge, ladder=ladder), rp.new_scratch()
     board, empty = bd.new_board(19), bd.new_board(19)
     for start in range(0, len(games), batch):

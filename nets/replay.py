@@ -27,10 +27,11 @@ from engine import playout as po
 from nets import features as feat
 
 # The pack's arrays that replay reads (see nets.pack.Pack); owner_sum has 0 rows when the
-# pack has no ownership targets.
+# pack has no ownership targets. taught (bool [G]): whether a game's moves are policy targets
+# (not so for the engine's own games, which teach the value and ownership heads alone).
 PackArrays = namedtuple("PackArrays", ["offsets", "moves", "white", "setup_offsets", "setup",
                                        "setup_white", "winner", "komi", "owner_sum",
-                                       "owner_runs"])
+                                       "owner_runs", "taught"])
 
 # One batch: x [B,C,N,N] float32, mask [B,N*N] bool, targets [B,heads] int64, owner [B,N*N]
 # float32, value and komi [B] float32; owner, value and komi have 0 rows when not wanted.
@@ -47,13 +48,17 @@ ERROR_ILLEGAL = -1
 ORDER_OUT = -2
 
 
-def pack_arrays(pack):
-    """Return the PackArrays of a nets.pack.Pack."""
+def pack_arrays(pack, value_only=()):
+    """Return the PackArrays of a nets.pack.Pack; the games of the sources named in value_only
+    (base names) are no policy targets: their rows' move targets are all -1."""
     n2 = pack.meta["size"] ** 2
     owner_sum = pack.owner_sum if pack.owner_sum is not None else np.zeros((0, n2), np.int8)
     owner_runs = pack.owner_runs if pack.owner_runs is not None else np.zeros(0, np.uint8)
+    taught = np.ones(len(pack), np.bool_)
+    for source in value_only:
+        taught[pack.select(source)] = False
     return PackArrays(pack.offsets, pack.moves, pack.white, pack.setup_offsets, pack.setup,
-                      pack.setup_white, pack.winner, pack.komi, owner_sum, owner_runs)
+                      pack.setup_white, pack.winner, pack.komi, owner_sum, owner_runs, taught)
 
 
 def new_batch(batch, heads, edge, ownership, value, size=19, ladder=False):
@@ -267,7 +272,7 @@ def _write_row(b, pk, g, i, sym, row, heads, tables, out, scratch):
         out.mask[row, to[p]] = legal[p]
     for j in range(heads):
         t = -1
-        if i + j < length:
+        if pk.taught[g] and i + j < length:
             code = pk.moves[base + i + j]
             if code != n2:
                 t = to[code]

@@ -68,6 +68,12 @@ def parse_args(argv=None):
                    "many playouts of each game's last position, keeping those that end with the "
                    "recorded winner (nets.data.result_ownership); 0: the last position's "
                    "Tromp-Taylor owner")
+    p.add_argument("--value-only", nargs="+", default=[], metavar="SOURCE", help="sources of "
+                   "the pack (base names, such as a match record's archive) whose games teach "
+                   "the value and ownership heads but not the moves: the engine's own games, "
+                   "positions like those its search meets")
+    p.add_argument("--value-only-repeat", type=int, default=1, help="with --value-only: how "
+                   "many times each of those games comes in a pass over the training games")
     p.add_argument("--value-loss-weight", type=float, default=1.0,
                    help="weight of the value head's squared error in the loss")
     p.add_argument("--value-convs", type=int, help="3x3 blocks of the value head's own tower "
@@ -141,6 +147,8 @@ def samplers(data, val_data, kwargs):
             if packed:
                 pack, _ = pdata.select_games(paths, split, kwargs["val_mod"])
                 pdata.check_ownership(pack, kwargs["ownership"], kwargs["ownership_runs"])
+                for source in kwargs.get("value_only", ()):
+                    pack.select(source)     # PackError for a source the pack lacks
         if train_packed:  # compiled here once rather than in every worker
             next(pdata.pack_batches(**dict(kwargs, batch=2, pool=2)))
     except (npk.PackError, FileNotFoundError) as e:
@@ -180,7 +188,10 @@ def losses(model, batch, device, bf16, ownership_weight, value_weight=1.0, froze
             own_trained = True
     valid = targets >= 0
     picked = logp.gather(2, targets.clamp(min=0).unsqueeze(2)).squeeze(2)
-    nll = -(picked * valid).sum(0) / valid.sum(0).clamp(min=1)
+    # where, not a product: a row without a target reads point 0, which may be illegal
+    # (log-probability -inf, and -inf * 0 is NaN).
+    picked = torch.where(valid, picked, torch.zeros_like(picked))
+    nll = -picked.sum(0) / valid.sum(0).clamp(min=1)
     total = nll.sum() * (0.0 if frozen else 1.0)
     if own is not None and "owner" in batch and own_trained:
         total = total + ownership_weight * _known_mse(own, batch["owner"].to(device))
@@ -214,7 +225,8 @@ def accuracy_counts(logp1, targets1):
     top5 = logp1.topk(5, dim=1).indices
     hit1 = (top5[:, 0] == t) & valid
     hit5 = (top5 == t.unsqueeze(1)).any(1) & valid
-    nll = -(logp1.gather(1, t.unsqueeze(1)).squeeze(1) * valid)
+    picked = logp1.gather(1, t.unsqueeze(1)).squeeze(1)
+    nll = -torch.where(valid, picked, torch.zeros_like(picked))
     return int(hit1.sum()), int(hit5.sum()), float(nll.sum()), int(valid.sum())
 
 
@@ -433,6 +445,20 @@ def main(argv=None):
                          value=config["value"], pool=args.pool, sample_rate=args.sample_rate,
                          val_mod=args.val_mod, ownership_runs=args.ownership_runs,
                          ladder=config.get("ladder", False))
+    val_kwargs = {}
+    if args.value_only:
+        if not config["value"]:
+            sys.exit("--value-only: the network has no value head (--value)")
+        try:
+            packed = all(pdata.is_pack_input(paths) for paths in (args.data,
+                                                                   args.val_data or args.data))
+        except npk.PackError as e:
+            sys.exit(f"--data / --val-data: {e}")
+        if not packed:
+            sys.exit("--value-only: give --data (and --val-data) as pack paths")
+        sample_kwargs.update(value_only=tuple(args.value_only),
+                             value_only_repeat=args.value_only_repeat)
+        val_kwargs["value_only"] = tuple(args.value_only)
     sampler, validation_set = samplers(args.data, args.val_data or args.data, sample_kwargs)
     # A resumed run draws a new game order (seeded by the step) rather than replaying the
     # games it has already seen.
@@ -446,7 +472,10 @@ def main(argv=None):
                              config["rank"], config["edge"], owner_targets,
                              val_mod=args.val_mod, value=config["value"],
                              ownership_runs=args.ownership_runs,
-                             ladder=config.get("ladder", False))
+                             ladder=config.get("ladder", False), **val_kwargs)
+        if not any((b["targets"][:, 0] >= 0).any() for b in val):
+            sys.exit("--value-only: the validation positions teach no moves; validate on "
+                     "other sources too")
         log = open(log_path, "a")
         print(f"config {config} device {device} bf16 {bf16} threads "
               f"{torch.get_num_threads()} workers {args.workers} validation "

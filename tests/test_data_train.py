@@ -514,3 +514,21 @@ def test_ladder_counts_of_the_accuracy_benchmark():
     assert counts["capture"][:2] == [1, 0] and counts["capture"][3] == 0
     assert abs(counts["capture"][2] - 0.25) < 1e-6
     assert counts["chased"] == [0, 0, 0.0, 0]
+
+
+def test_a_row_without_a_move_target_counts_for_nothing_where_point_0_is_illegal():
+    # Value-only rows (the engine's own games) have target -1 on every head, which reads
+    # point 0's log-probability: -inf where point 0 is taken; the NLL must stay finite.
+    model = nm.PolicyNet(nm.make_config("tiny"))
+    n2 = 19 * 19
+    mask = torch.ones(2, n2, dtype=torch.bool)
+    mask[:, 0] = False
+    batch = {"x": torch.zeros(2, nm.feat.num_planes(False), 19, 19), "mask": mask,
+             "targets": torch.tensor([[-1, -1, -1], [40, 41, -1]])}
+    total, nll, logp1, _, _ = nt.losses(model, batch, torch.device("cpu"), False, 0.0, 0.0)
+    assert torch.isinf(logp1[0, 0]) and torch.isfinite(total) and torch.isfinite(nll)
+    total.backward()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+    hits1, hits5, summed, positions = nt.accuracy_counts(logp1.detach(), batch["targets"][:, 0])
+    assert positions == 1 and np.isfinite(summed)
+    assert summed == pytest.approx(-float(logp1[1, 40].detach()))

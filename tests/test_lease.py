@@ -12,9 +12,15 @@ from nets import lease
 from random_games import write_archive
 
 
-def test_a_lease_trains_from_a_pack_and_writes_its_results(tmp_path):
+def test_a_lease_trains_from_a_pack_and_writes_its_results(tmp_path, monkeypatch):
     archives = [write_archive(tmp_path / "a.zip", 6, 0),
-                write_archive(tmp_path / "b.zip", 3, 100)]
+                write_archive(tmp_path / "b.zip", 3, 100),
+                write_archive(tmp_path / "m_c.zip", 3, 200)]
+    # m_c.zip stands for a match record: a file of that name in the records folder.
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "m_c.zip").write_bytes(b"")
+    monkeypatch.setattr(lease, "MATCH_RECORDS", str(records))
     pack = str(tmp_path / "small.pack")
     npk.build(archives, pack, runs=None, log=open(os.devnull, "w"))
     init = str(tmp_path / "tiny.pt")
@@ -27,12 +33,16 @@ def test_a_lease_trains_from_a_pack_and_writes_its_results(tmp_path):
               "600", "--val-mod", "3"]
     lease.main(common)
     summary = json.loads((out / "lease.json").read_text())
-    assert summary["train_argv"][:2] == ["--data", str(tmp_path / "scratch" / "owners.pack")
-                                         + "/a.zip"]
+    packed = str(tmp_path / "scratch" / "owners.pack")
+    assert summary["train_argv"][:3] == ["--data", packed + "/a.zip", packed + "/m_c.zip"]
+    assert summary["train_argv"][-4:] == ["--value-only", "m_c.zip", "--value-only-repeat",
+                                          "10"]
     assert summary["last_validation"]["step"] == 3
     assert summary["last_validation"]["val_owner_mse"] >= 0
     assert (out / "run" / "ckpt.pt").exists()
     model, meta = nm.load_model(str(out / "tiny.pt"))
-    assert model.config["value_ownership"] and meta["train_data"] == ["a.zip"]
+    assert model.config["value_ownership"] and meta["train_data"] == ["a.zip", "m_c.zip"]
     with pytest.raises(SystemExit, match="held out"):
         lease.main(common + ["--sources", "b.zip"])
+    with pytest.raises(SystemExit, match="b.zip not among the sources trained on"):
+        lease.main(common + ["--value-only", "b.zip"])

@@ -152,6 +152,37 @@ def test_sources_and_splits_stay_apart(packed):
         next(pdata.pack_batches([path], ownership=True, ownership_runs=32))
 
 
+def test_value_only_sources_teach_no_moves_and_come_as_often_as_asked(packed):
+    path, _ = packed
+    pack = npk.load(path)
+    games = np.arange(len(pack))
+    moves = np.full(len(pack), 3)
+    plain = list(pdata.write_positions(pack, games, moves, value=True, ownership=True))
+    only_b = list(pdata.write_positions(pack, games, moves, value=True, ownership=True,
+                                        value_only=("b.zip",)))
+    from_b = pack.source == pack.sources.index("b.zip")
+    assert from_b.any() and (~from_b).any()
+    for a, b in zip(plain, only_b):
+        rows = from_b[:len(a["targets"])]
+        assert (b["targets"][rows] == -1).all()
+        np.testing.assert_array_equal(b["targets"][~rows], a["targets"][~rows])
+        for key in ("x", "mask", "value", "komi", "owner"):
+            np.testing.assert_array_equal(b[key], a[key])
+    stream = pdata.pack_batches([path], batch=32, pool=4, sample_rate=0.3, value=True,
+                                value_only=("a.zip", "b.zip"), value_only_repeat=2)
+    batch = next(stream)
+    assert (batch["targets"] == -1).all() and np.isin(batch["value"][np.isfinite(
+        batch["value"])], (-1.0, 1.0)).all()
+    taught = np.array([True, False, True, False])
+    assert pdata.repeat_untaught(np.arange(4), taught, 3).tolist() == [0, 1, 2, 3, 1, 3, 1, 3]
+    assert pdata.repeat_untaught(np.arange(4), taught, 1).tolist() == [0, 1, 2, 3]
+    with pytest.raises(npk.PackError, match="no source c.zip"):
+        next(pdata.pack_batches([path], value=True, value_only=("c.zip",)))
+    with pytest.raises(ValueError, match="under 1"):
+        next(pdata.pack_batches([path], value=True, value_only=("b.zip",),
+                                value_only_repeat=0))
+
+
 def test_a_pack_of_a_pack_keeps_its_targets(packed, tmp_path):
     path, _ = packed
     out = str(tmp_path / "val.pack")
@@ -218,6 +249,32 @@ def test_training_reads_a_pack(packed, tmp_path):
     assert any("val_owner_mse" in r for r in lines)
     with pytest.raises(SystemExit, match="give --ownership-runs 4"):
         nt.main([a if a != "4" else "8" for a in common] + ["--steps", "1"])
+
+
+def test_training_takes_value_only_sources_from_a_pack(archives, packed, tmp_path):
+    path, _ = packed
+    run = str(tmp_path / "run")
+    common = ["--config", "tiny", "--value", "--ownership-runs", "4", "--out",
+              str(tmp_path / "t.pt"), "--run-dir", run,
+              "--batch", "16", "--workers", "0", "--threads", "1", "--val-positions", "40",
+              "--val-mod", "3", "--pool", "4", "--bf16", "off", "--warmup", "1"]
+    nt.main(["--data", path, "--value-only", "b.zip", "--value-only-repeat", "3", *common,
+             "--steps", "2"])
+    last = [json.loads(line) for line in open(os.path.join(run, "log.jsonl"))][-1]
+    # The value-only rows (no move target, point 0 read in its place) leave the NLL finite.
+    assert last["val_positions"] > 0 and np.isfinite(last["val_nll"])
+    assert "val_value_mse" in last
+    with pytest.raises(SystemExit, match="teach no moves"):
+        nt.main(["--data", path, "--val-data", path + "/b.zip", "--value-only", "b.zip",
+                 *common, "--steps", "1"])
+    with pytest.raises(SystemExit, match="pack paths"):
+        nt.main(["--data", *archives, "--value-only", "b.zip", *common, "--steps", "1"])
+    with pytest.raises(SystemExit, match="no source c.zip"):
+        nt.main(["--data", path, "--value-only", "c.zip", *common, "--steps", "1"])
+    with pytest.raises(SystemExit, match="no value head"):
+        nt.main(["--data", path, "--value-only", "b.zip",
+                 *[a if a != "tiny" else "cpu" for a in common if a != "--value"],
+                 "--steps", "1"])
 
 
 def test_a_pack_is_read_once_while_its_file_stays_as_it_was(archives, tmp_path):
