@@ -418,12 +418,13 @@ def player_config(args, evaluator=None):
 def device_replicas(args, evaluator):
     """Return copies of the evaluator's network for the further GPUs torch sees, one a device,
     so that the search keeps an evaluation server on each (darkforest spread its evaluations
-    over 4 GPUs); none on the CPU, with one GPU, or under --policy-only (no search)."""
+    over 4 GPUs), as many as the search threads can feed (thread i feeds server i modulo
+    their number); none on the CPU, with one GPU, or under --policy-only (no search)."""
     if evaluator is None or args.policy_only or evaluator.device.type != "cuda":
         return []
     import torch
-    replicas = [evaluator.replica(f"cuda:{index}")
-                for index in range(1, torch.cuda.device_count())]
+    devices = min(torch.cuda.device_count(), thread_plan(args)[0])
+    replicas = [evaluator.replica(f"cuda:{index}") for index in range(1, devices)]
     logging.getLogger("gtp_main").info("network on %d GPUs, an evaluation server each",
                                        1 + len(replicas))
     return replicas

@@ -89,10 +89,10 @@ class GtpEngine(AnalysisCommands):
         self._generated = []           # per move of self.game: True where genmove chose it
         self._just_moved = False       # the last command played a move of ours (ponder then)
         self.quit = False
-        self.stopping = Flag()        # a signal or lost output: stop and leave the loop
+        self.stopping = Flag()         # a signal or lost output: stop and leave the loop
         self.signal_received = None    # the signal that set stopping, if one did
         self.output_gone = False       # writing the answers failed (the reader went away)
-        self.leaving_read = 0         # 'quit' lines and ends of input read so far
+        self.leaving_read = 0          # 'quit' lines and ends of input read so far
 
     # Loop ------------------------------------------------------------------------------
     def handle_line(self, raw, out):

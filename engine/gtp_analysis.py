@@ -28,8 +28,9 @@ _INTERVAL = re.compile(r"-?[0-9]+")
 
 
 class AnalysisCommands:
-    """The analysis commands of GtpEngine, which supplies the game, the player, the argument
-    helpers (_color, _int, _expect), _keeping_side_to_move, _search_stop and _generate."""
+    """The analysis commands of GtpEngine, which supplies the game, the player, the pending
+    input lines and the stopping flag, the argument helpers (_color, _int, _expect),
+    _keeping_side_to_move, _search_stop and _generate."""
 
     def cmd_gogui_dash_analyze_commands(self, args):
         return "\n".join([

@@ -51,7 +51,6 @@ class AnyOf:
         return any(e.is_set() for e in self.events)
 
 
-
 class Output:
     """A text stream whose first failed write or flush (BrokenPipeError when the reader went
     away, a closed stream) calls on_gone; later writes are dropped."""

@@ -77,8 +77,8 @@ class Search:
         self.tree = new_tree(config.max_nodes, config.max_edges)
         self.root = reset_tree(self.tree)
         self.policy = config.policy.build()
-        self.servers = ([] if evaluator is None else
-                        [EvalServer(policy, self._on_priors) for policy in (evaluator, *replicas)])
+        policies = [] if evaluator is None else [evaluator, *replicas]
+        self.servers = [EvalServer(policy, self._on_priors) for policy in policies]
         self.shapes = (cached_model(config.shapes) if config.shapes and evaluator is None
                        else empty_model())
         self._root_moves = None        # the game's move list (color, point) at the root
@@ -318,7 +318,8 @@ class Search:
         return result
 
     def evaluations(self):
-        """Return the leaves and roots the network servers have evaluated so far, together."""
+        """Return the leaves the network servers have evaluated so far, together (roots and
+        --deterministic's leaves, evaluated on the caller's thread, are not counted)."""
         return sum(server.evaluated for server in self.servers)
 
     def _time_verdict(self, elapsed, searching, move_time):

@@ -49,6 +49,16 @@ def select_games(paths, split, val_mod=nd.VAL_MOD):
     return pack, games
 
 
+def named_sources(paths):
+    """Return the set of sources that pack paths take: the one a PACK/SOURCE path names, every
+    source of the pack for a PACK path."""
+    sources = set()
+    for path in paths:
+        file, source = npk.split_pack_path(path)
+        sources |= set(npk.load(file).sources) if source is None else {source}
+    return sources
+
+
 def check_ownership(pack, ownership, ownership_runs):
     """Raise PackError unless the pack holds the ownership targets asked for."""
     if not ownership:

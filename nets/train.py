@@ -115,7 +115,29 @@ def parse_args(argv=None):
     p.add_argument("--val-minutes", type=float, default=10.0)
     p.add_argument("--ckpt-minutes", type=float, default=5.0)
     p.add_argument("--log-every", type=int, default=50)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.value_only_repeat < 1:
+        p.error("--value-only-repeat must be at least 1")
+    return args
+
+
+def value_only_split(args):
+    """Return (the --value-only sources for training, those for validation): exits with a
+    message for SGF --data or validation data made of value-only sources alone (no move to
+    score). SGF validation data, or a validation pack without those sources, get none."""
+    if not args.value_only:
+        return (), ()
+    val_data = args.val_data or args.data
+    try:
+        if not pdata.is_pack_input(args.data):
+            sys.exit("--value-only: give --data as pack paths")
+        val_sources = pdata.named_sources(val_data) if pdata.is_pack_input(val_data) else set()
+    except (npk.PackError, FileNotFoundError) as e:
+        sys.exit(f"--data / --val-data: {e}")
+    if val_sources and val_sources <= set(args.value_only):
+        sys.exit("--value-only: the validation positions would teach no moves; validate on "
+                 "other sources too")
+    return tuple(args.value_only), tuple(s for s in args.value_only if s in val_sources)
 
 
 class Batches(torch.utils.data.IterableDataset):
@@ -147,7 +169,7 @@ def samplers(data, val_data, kwargs):
             if packed:
                 pack, _ = pdata.select_games(paths, split, kwargs["val_mod"])
                 pdata.check_ownership(pack, kwargs["ownership"], kwargs["ownership_runs"])
-                for source in kwargs.get("value_only", ()):
+                for source in kwargs.get("value_only", ()) if split == "train" else ():
                     pack.select(source)     # PackError for a source the pack lacks
         if train_packed:  # compiled here once rather than in every worker
             next(pdata.pack_batches(**dict(kwargs, batch=2, pool=2)))
@@ -302,6 +324,7 @@ def ranks_in_step(model):
 
 def main(argv=None):
     args = parse_args(argv)
+    value_only, val_value_only = value_only_split(args)   # before the ranks wait on each other
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     if world > 1:
@@ -445,20 +468,11 @@ def main(argv=None):
                          value=config["value"], pool=args.pool, sample_rate=args.sample_rate,
                          val_mod=args.val_mod, ownership_runs=args.ownership_runs,
                          ladder=config.get("ladder", False))
-    val_kwargs = {}
-    if args.value_only:
+    if value_only:
         if not config["value"]:
             sys.exit("--value-only: the network has no value head (--value)")
-        try:
-            packed = all(pdata.is_pack_input(paths) for paths in (args.data,
-                                                                   args.val_data or args.data))
-        except npk.PackError as e:
-            sys.exit(f"--data / --val-data: {e}")
-        if not packed:
-            sys.exit("--value-only: give --data (and --val-data) as pack paths")
-        sample_kwargs.update(value_only=tuple(args.value_only),
-                             value_only_repeat=args.value_only_repeat)
-        val_kwargs["value_only"] = tuple(args.value_only)
+        sample_kwargs.update(value_only=value_only, value_only_repeat=args.value_only_repeat)
+    val_kwargs = {"value_only": val_value_only} if val_value_only else {}
     sampler, validation_set = samplers(args.data, args.val_data or args.data, sample_kwargs)
     # A resumed run draws a new game order (seeded by the step) rather than replaying the
     # games it has already seen.
@@ -474,8 +488,8 @@ def main(argv=None):
                              ownership_runs=args.ownership_runs,
                              ladder=config.get("ladder", False), **val_kwargs)
         if not any((b["targets"][:, 0] >= 0).any() for b in val):
-            sys.exit("--value-only: the validation positions teach no moves; validate on "
-                     "other sources too")
+            sys.exit("--value-only: the validation positions drawn teach no moves; validate "
+                     "on other sources too")
         log = open(log_path, "a")
         print(f"config {config} device {device} bf16 {bf16} threads "
               f"{torch.get_num_threads()} workers {args.workers} validation "
@@ -507,6 +521,8 @@ def main(argv=None):
             meta = {"step": step, "samples": samples, "wall_seconds": round(wall, 1),
                     **({"init": init_name} if init_name else {}),
                     "train_data": [os.path.basename(p.rstrip("/")) for p in args.data],
+                    **({"value_only": list(value_only),
+                        "value_only_repeat": args.value_only_repeat} if value_only else {}),
                     "split": f"crc32(game file name) % {args.val_mod} != 0",
                     "date": time.strftime("%Y-%m-%d %H:%M:%S"), **metrics}
             nm.save_model(model, args.out, meta)

@@ -12,6 +12,7 @@ import torch
 
 from engine import board as bd
 from nets import data as nd
+from nets import model as nm
 from nets import pack as npk
 from nets import pack_data as pdata
 from nets import train as nt
@@ -264,11 +265,19 @@ def test_training_takes_value_only_sources_from_a_pack(archives, packed, tmp_pat
     # The value-only rows (no move target, point 0 read in its place) leave the NLL finite.
     assert last["val_positions"] > 0 and np.isfinite(last["val_nll"])
     assert "val_value_mse" in last
+    model, meta = nm.load_model(str(tmp_path / "t.pt"))
+    assert (meta["value_only"], meta["value_only_repeat"]) == (["b.zip"], 3)
+    # Validation elsewhere: SGF games, or a pack path without the value-only source.
+    for val_data in (archives[:1], [path + "/a.zip"]):
+        nt.main(["--data", path, "--val-data", *val_data, "--value-only", "b.zip", *common,
+                 "--steps", "1"])
     with pytest.raises(SystemExit, match="teach no moves"):
         nt.main(["--data", path, "--val-data", path + "/b.zip", "--value-only", "b.zip",
                  *common, "--steps", "1"])
     with pytest.raises(SystemExit, match="pack paths"):
         nt.main(["--data", *archives, "--value-only", "b.zip", *common, "--steps", "1"])
+    with pytest.raises(SystemExit):
+        nt.main(["--data", path, "--value-only", "b.zip", "--value-only-repeat", "0", *common])
     with pytest.raises(SystemExit, match="no source c.zip"):
         nt.main(["--data", path, "--value-only", "c.zip", *common, "--steps", "1"])
     with pytest.raises(SystemExit, match="no value head"):

@@ -431,10 +431,13 @@ def test_further_gpus_get_a_replica_each_and_the_cpu_none(monkeypatch):
             self.asked.append(device)
             return device
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
-    assert gtp_main.device_replicas(parse([]), OnGpu()) == ["cuda:1", "cuda:2"]
-    assert gtp_main.device_replicas(parse(["--policy-only"]), OnGpu()) == []
+    assert gtp_main.device_replicas(parse(["--threads", "8"]), OnGpu()) == ["cuda:1", "cuda:2"]
+    # No more devices than search threads to feed them.
+    assert gtp_main.device_replicas(parse(["--threads", "2"]), OnGpu()) == ["cuda:1"]
+    assert gtp_main.device_replicas(parse(["--threads", "1"]), OnGpu()) == []
+    assert gtp_main.device_replicas(parse(["--threads", "8", "--policy-only"]), OnGpu()) == []
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    assert gtp_main.device_replicas(parse([]), OnGpu()) == []
+    assert gtp_main.device_replicas(parse(["--threads", "8"]), OnGpu()) == []
 
 
 def test_a_player_keeps_a_server_a_device_across_board_sizes():
