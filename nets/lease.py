@@ -33,6 +33,10 @@ RESERVE_SECONDS = 30      # the last validation, checkpoint and weights after tr
 # value and ownership heads positions like those the search meets, and not the moves.
 MATCH_RECORDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "benchmarks", "records")
+# Sources never trained on: the archive that weights/README.md's figures hold out, and the
+# match record on which the value head is judged against the playouts in our games
+# (benchmarks/RESULTS.md K13).
+HOLDOUT = ["tygem9d-2011.zip", "m_pachi10k_31.tar.xz"]
 
 
 def parse_args(argv=None):
@@ -40,9 +44,10 @@ def parse_args(argv=None):
     p.add_argument("--pack", default="packs/tygem9d.pack", help="the carried pack")
     p.add_argument("--sources", nargs="+", help="the pack's sources to train and validate on "
                    "(default: all but --holdout)")
-    p.add_argument("--holdout", nargs="*", default=["tygem9d-2011.zip"], help="sources never "
-                   "trained on (default: the archive that weights/README.md's figures hold "
-                   "out)")
+    p.add_argument("--holdout", nargs="*", default=HOLDOUT, help="sources never trained on "
+                   f"(default: {' '.join(HOLDOUT)}: the archive that weights/README.md's "
+                   "figures hold out, and the match record that judges the value head in our "
+                   "games)")
     p.add_argument("--init", default=LADDER_WEIGHTS, help="network to start from (default: "
                    "the search's network with the ladder planes, weights/cpu_value_ladder.pt)")
     p.add_argument("--out", default=os.environ.get("OUT"), help="folder for the results "

@@ -46,3 +46,10 @@ def test_a_lease_trains_from_a_pack_and_writes_its_results(tmp_path, monkeypatch
         lease.main(common + ["--sources", "b.zip"])
     with pytest.raises(SystemExit, match="b.zip not among the sources trained on"):
         lease.main(common + ["--value-only", "b.zip"])
+
+
+def test_the_match_record_that_judges_the_value_head_is_held_out_by_default():
+    held_out = lease.parse_args([]).holdout
+    assert "tygem9d-2011.zip" in held_out
+    records = [s for s in held_out if s != "tygem9d-2011.zip"]
+    assert records and all(os.path.isfile(os.path.join(lease.MATCH_RECORDS, s)) for s in records)
