@@ -169,8 +169,6 @@ def samplers(data, val_data, kwargs):
             if packed:
                 pack, _ = pdata.select_games(paths, split, kwargs["val_mod"])
                 pdata.check_ownership(pack, kwargs["ownership"], kwargs["ownership_runs"])
-                for source in kwargs.get("value_only", ()) if split == "train" else ():
-                    pack.select(source)     # PackError for a source the pack lacks
         if train_packed:  # compiled here once rather than in every worker
             next(pdata.pack_batches(**dict(kwargs, batch=2, pool=2)))
     except (npk.PackError, FileNotFoundError) as e:

@@ -251,6 +251,16 @@ def _quick_training_args(corpus):
             "--pool", "4", "--val-mod", "3"]
 
 
+def _trained_tiny_base(corpus, tmp_path):
+    """Return (the path of a tiny network trained 2 steps on the test corpus, the quick
+    training flags), the start of the --init tests."""
+    base = str(tmp_path / "base.pt")
+    common = _quick_training_args(corpus)
+    nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
+                      "--steps", "2"])
+    return base, common
+
+
 def test_training_from_init_weights_starts_from_that_network(corpus, tmp_path):
     base = str(tmp_path / "base.pt")
     common = _quick_training_args(corpus)
@@ -279,10 +289,7 @@ def test_training_from_init_weights_starts_from_that_network(corpus, tmp_path):
 
 
 def test_training_from_init_weights_can_deepen_the_network(corpus, tmp_path):
-    base = str(tmp_path / "base.pt")
-    common = _quick_training_args(corpus)
-    nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
-                      "--steps", "2"])
+    base, common = _trained_tiny_base(corpus, tmp_path)
     deep = str(tmp_path / "deep.pt")
     nt.main(common + ["--init", base, "--depth", "3", "--out", deep,
                       "--run-dir", str(tmp_path / "deep"), "--steps", "2", "--lr", "0"])
@@ -299,10 +306,7 @@ def test_training_from_init_weights_can_deepen_the_network(corpus, tmp_path):
 
 
 def test_training_from_init_weights_can_add_the_ladder_planes(corpus, tmp_path):
-    base = str(tmp_path / "base.pt")
-    common = _quick_training_args(corpus)
-    nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
-                      "--steps", "2"])
+    base, common = _trained_tiny_base(corpus, tmp_path)
     grown = str(tmp_path / "ladder.pt")
     nt.main(common + ["--init", base, "--ladder", "--out", grown,
                       "--run-dir", str(tmp_path / "ladder"), "--steps", "2", "--lr", "0"])
@@ -316,10 +320,7 @@ def test_training_from_init_weights_can_add_the_ladder_planes(corpus, tmp_path):
 
 
 def test_ladder_only_training_moves_the_ladder_weights_alone(corpus, tmp_path):
-    base = str(tmp_path / "base.pt")
-    common = _quick_training_args(corpus)
-    nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
-                      "--steps", "2"])
+    base, common = _trained_tiny_base(corpus, tmp_path)
     grown = str(tmp_path / "ladder.pt")
     nt.main(common + ["--init", base, "--ladder", "--ladder-only", "--out", grown,
                       "--run-dir", str(tmp_path / "ladder"), "--steps", "3", "--lr", "0.5",
@@ -338,10 +339,7 @@ def test_ladder_only_training_moves_the_ladder_weights_alone(corpus, tmp_path):
 
 
 def test_training_from_init_weights_can_widen_the_network_and_its_copies_part(corpus, tmp_path):
-    base = str(tmp_path / "base.pt")
-    common = _quick_training_args(corpus)
-    nt.main(common + ["--config", "tiny", "--out", base, "--run-dir", str(tmp_path / "base"),
-                      "--steps", "2"])
+    base, common = _trained_tiny_base(corpus, tmp_path)
     wide = str(tmp_path / "wide.pt")
     nt.main(common + ["--init", base, "--width", "12", "--depth", "2", "--out", wide,
                       "--run-dir", str(tmp_path / "wide"), "--steps", "2", "--lr", "0.1",
