@@ -23,7 +23,7 @@ class SearchConfig:
     # off), without the network and with it (net_: there they matter only to darkforest's
     # tree policy, and RAVE to PUCT's win rates too). Without the network Pachi's values (no
     # exploration term, RAVE worth 4,000 playouts) won 8 of 8 games on 19x19 against 0.3 and
-    # 0.02 and 9 of 11 on 9x9 (benchmarks/history/, RAVE).
+    # 0.02 and 10 of 12 on 9x9 (benchmarks/history/, RAVE).
     uct_c: float = 0.0
     rave_bias: float = 0.00025
     net_uct_c: float = 0.3
