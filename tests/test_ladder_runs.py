@@ -1,5 +1,8 @@
-"""benchmarks.knowledge.ladder_runs: futile ladder extensions counted in game records."""
+"""benchmarks.knowledge.ladder_runs: futile ladder extensions counted in game records, and an
+engine asked in the same positions (a scripted GTP engine)."""
 import json
+import shlex
+import sys
 import tarfile
 
 import pytest
@@ -47,3 +50,69 @@ def test_no_games_of_the_player_is_a_clear_error(tmp_path):
         ladder_runs.main(["--games", str(tmp_path)])
     with pytest.raises(SystemExit, match="no such file"):
         ladder_runs.main(["--games", str(tmp_path / "missing")])
+
+
+# The same ladder reached by moves alone, which GTP can replay: Black's other stones sit in the
+# top-left corner, away from the ladder's path. After White's atari at D3 (move 8) Black's move
+# 9 has the futile escape E4.
+MOVES = ";B[df];W[de];B[aa];W[ee];B[ca];W[cf];B[ac];W[dg]"
+
+# A GTP engine that logs every command to the file argv[2] and answers genmove with argv[1].
+FAKE_ENGINE = r'''
+import sys
+answer, log = sys.argv[1], open(sys.argv[2], "a")
+for line in sys.stdin:
+    cmd_id, cmd, *rest = line.split()
+    log.write(" ".join([cmd] + rest) + "\n")
+    log.flush()
+    reply = {"name": "Fake", "version": "1", "genmove": answer}.get(cmd, "")
+    print(f"={cmd_id} {reply}\n", flush=True)
+    if cmd == "quit":
+        break
+'''
+
+
+def moves_game(moves):
+    return f"(;GM[1]FF[4]SZ[9]KM[7.5]PB[darkgo 0.1.0]PW[Pachi]RE[W+R]{moves})"
+
+
+def ask(tmp_path, capsys, answer):
+    """Return the engine summary of --ask with the fake engine answering answer, and the
+    commands it was sent."""
+    script = tmp_path / "fake.py"
+    script.write_text(FAKE_ENGINE)
+    log = tmp_path / f"fake-{answer}.log"
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {answer} " \
+              f"{shlex.quote(str(log))}"
+    result = run([tmp_path / "games"], capsys, "--ask", "--engine", command)
+    return result["engine"], log.read_text().splitlines()
+
+
+def test_ask_replays_each_chased_position_and_counts_futile_answers(tmp_path, capsys):
+    (tmp_path / "games").mkdir()
+    (tmp_path / "games" / "g.sgf").write_text(moves_game(MOVES + ";B[hh]"))
+    ran, commands = ask(tmp_path, capsys, "E4")
+    assert (ran["positions"], ran["left_out"], ran["futile_extensions"]) == (1, 0, 1)
+    assert ran["moves"] == {"g.sgf:g.sgf": [9]} and ran["share_extended"] == 1.0
+    played = ["play b D4", "play w D5", "play b A9", "play w E5", "play b C9", "play w C4",
+              "play b A7", "play w D3"]
+    start = commands.index("boardsize 9")
+    assert commands[start:start + 12] == ["boardsize 9", "clear_board", "komi 7.5", *played,
+                                          "genmove b"]
+    left, _ = ask(tmp_path, capsys, "H2")
+    assert (left["positions"], left["futile_extensions"], left["share_extended"]) == (1, 0, 0.0)
+    assert left["moves"] == {}
+
+
+def test_ask_leaves_out_games_whose_setup_gtp_cannot_give(tmp_path, capsys):
+    (tmp_path / "games").mkdir()
+    (tmp_path / "games" / "setup.sgf").write_text(game("darkgo", "Pachi", ";W[dg];B[ef]"))
+    (tmp_path / "games" / "moves.sgf").write_text(moves_game(MOVES + ";B[ef]"))
+    result, _ = ask(tmp_path, capsys, "E4")
+    assert (result["positions"], result["left_out"], result["futile_extensions"]) == (1, 1, 1)
+
+
+def test_engine_flags_without_ask_are_refused(tmp_path):
+    (tmp_path / "a.sgf").write_text(moves_game(MOVES + ";B[ef]"))
+    with pytest.raises(SystemExit):
+        ladder_runs.main(["--games", str(tmp_path), "--", "--rollouts", "50"])

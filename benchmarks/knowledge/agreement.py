@@ -133,6 +133,14 @@ def select_positions(records, seed, min_moves, skipped, stages=None):
         yield record, index
 
 
+def check_engine_program(parser, engine):
+    """Exit through parser.error when the program of the engine command (None: this Python)
+    cannot be found."""
+    words = shlex.split(engine) if engine is not None else [sys.executable]
+    if not words or shutil.which(words[0]) is None:
+        parser.error(f"cannot find the program of engine command {engine!r}")
+
+
 def engine_command(engine, flags):
     """Return the engine command: the given one or darkgo without resigning, flags appended."""
     if engine is None:
@@ -385,9 +393,7 @@ def parse_args(argv):
         p.error("--positions must be at least 1")
     if args.skip < 0:
         p.error("--skip must be 0 or more")
-    words = shlex.split(args.engine) if args.engine is not None else [sys.executable]
-    if not words or shutil.which(words[0]) is None:
-        p.error(f"cannot find the program of engine command {args.engine!r}")
+    check_engine_program(p, args.engine)
     return args, flags
 
 
