@@ -130,6 +130,7 @@ KEYS = {
     "noise": _field("search", "noise", _NON_NEGATIVE),
     "virtual_loss": _field("search", "virtual_loss", _number(int, 0)),
     "early_stop": _field("search", "early_stop", _boolean),
+    "prune_futile_escapes": _field("search", "prune_futile_escapes", _boolean),
     "max_nodes": _field("search", "max_nodes", _COUNT),
     # The move played, resignation, the end of the game.
     "favourite_margin": _field("player", "favourite_margin", _number(float, -1.0, 1.0)),

@@ -327,6 +327,24 @@ def futile_escapes(b, color, sc, out):
 
 
 @njit(**NO_ALLOC)
+def caught_escapes(b, color, sc, out):
+    """Write into out the liberties of color's chains in atari, anywhere on the board, whose
+    extension there runs into a working ladder (caught_in_ladder), each point once and at
+    most out's length; return how many."""
+    n = 0
+    for p in range(b.stones.shape[0]):
+        if n == out.shape[0]:
+            break
+        if b.stones[p] != color or b.chain[p] != p or b.nlibs[p] != 1:
+            continue
+        lib = first_liberty(b, p)
+        if not _among(out, n, lib) and caught_in_ladder(b, p, sc):
+            out[n] = lib
+            n += 1
+    return n
+
+
+@njit(**NO_ALLOC)
 def _captures_next_to(b, p, color):
     """Return True if color playing at p captures a chain of the other colour (one in atari
     next to p)."""
@@ -350,24 +368,15 @@ def ladder_moves(b, color, sc, captures, escapes, libs):
     are the ones it gets wrong."""
     opp = 3 - color
     ncap = 0
-    nesc = 0
     for p in range(b.stones.shape[0]):
-        s = b.stones[p]
-        if s == EMPTY or s > 2 or b.chain[p] != p:
+        if b.stones[p] != opp or b.chain[p] != p or b.nlibs[p] != 2:
             continue
-        nlibs = b.nlibs[p]
-        if s == opp and nlibs == 2:
-            chain_liberties(b, p, libs)
-            for i in range(2):
-                lib = libs[i]
-                if ncap == captures.shape[0] or _captures_next_to(b, lib, color):
-                    continue
-                if not _among(captures, ncap, lib) and atari_starts_ladder(b, lib, p, sc):
-                    captures[ncap] = lib
-                    ncap += 1
-        elif s == color and nlibs == 1 and nesc < escapes.shape[0]:
-            lib = first_liberty(b, p)
-            if not _among(escapes, nesc, lib) and caught_in_ladder(b, p, sc):
-                escapes[nesc] = lib
-                nesc += 1
-    return ncap, nesc
+        chain_liberties(b, p, libs)
+        for i in range(2):
+            lib = libs[i]
+            if ncap == captures.shape[0] or _captures_next_to(b, lib, color):
+                continue
+            if not _among(captures, ncap, lib) and atari_starts_ladder(b, lib, p, sc):
+                captures[ncap] = lib
+                ncap += 1
+    return ncap, caught_escapes(b, color, sc, escapes)

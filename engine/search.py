@@ -11,7 +11,7 @@ import numpy as np
 
 from engine import board as bd
 from engine import playout as po
-from engine.ladder import new_ladder_scratch
+from engine.ladder import caught_escapes, new_ladder_scratch
 from engine.shapes import cached_model, empty_model
 from engine.time_policy import DECIDED_MIN_PLAYOUTS, TIME_CHECK_INTERVAL, time_verdict
 from engine.tree import (C_EDGES, C_NODES, C_PLAYOUTS_CLAIMED, C_PLAYOUTS_DONE,
@@ -24,6 +24,8 @@ from nets.server import EvalServer
 
 log = logging.getLogger("search")
 
+# Futile ladder escapes pruned at one expansion, at most.
+ESCAPES_PRUNED = 16
 # Root children given a principal variation in a SearchResult, and its longest length.
 PV_CHILDREN = 10
 PV_MAX_MOVES = 20
@@ -170,9 +172,25 @@ class Search:
                 log.exception("network evaluation of the root failed; uniform priors instead")
                 priors = np.zeros(allowed.shape[0], np.float32)
             _, root_top_k, cumulative = self.config.breadth()
-            expand(tree, self.root, board, allowed, priors, root_top_k, cumulative,
-                   self.policy.patterns, np.int32(0),
+            expand(tree, self.root, board, allowed, self._pruned(board, priors), root_top_k,
+                   cumulative, self.policy.patterns, np.int32(0),
                    new_ladder_scratch(board.stones.shape[0]), self.shapes, np.int32(0))
+
+    def _pruned(self, board, priors):
+        """Return the network's priors for expanding board, the futile ladder escapes of the
+        side to move (engine.ladder.caught_escapes: the extension of any of its chains in atari
+        into a ladder that catches it) given none when the config prunes them (unless nothing
+        else has any)."""
+        if not self.config.prune_futile_escapes:
+            return priors
+        escapes = np.empty(ESCAPES_PRUNED, np.int32)
+        found = caught_escapes(board, board.info[bd.TO_PLAY],
+                               new_ladder_scratch(board.stones.shape[0]), escapes)
+        if not found:
+            return priors
+        pruned = priors.copy()
+        pruned[escapes[:found]] = 0.0
+        return pruned if pruned.sum() > 0 else priors
 
     def _on_priors(self, tag, priors, value):
         """Server callback: expand the claimed leaf with the network's priors and back its
@@ -182,7 +200,7 @@ class Search:
             if priors is None:
                 priors = np.zeros(board.stones.shape[0], np.float32)
             allow_all = np.ones(board.stones.shape[0], np.bool_)
-            fill_edges(self.tree, node, board, allow_all, priors,
+            fill_edges(self.tree, node, board, allow_all, self._pruned(board, priors),
                        np.int64(self._params[P_TOP_K]), self._params[P_TOP_CUMULATIVE],
                        self.policy.patterns, np.int32(self._params[P_PRIOR_EQEX]),
                        new_ladder_scratch(board.stones.shape[0]), self.shapes, np.int32(0))

@@ -8,8 +8,8 @@ import pytest
 from asciiboard import game_from_diagram
 from engine import board as bd
 from engine.game import Game, IllegalMove
-from engine.ladder import (atari_starts_ladder, caught_in_ladder, futile_escapes,
-                           ladder_moves, new_ladder_scratch)
+from engine.ladder import (atari_starts_ladder, caught_escapes, caught_in_ladder,
+                           futile_escapes, ladder_moves, new_ladder_scratch)
 from test_consistency import flood, neighbours
 
 # Black D4 is in atari at E4; extending there gives two liberties, and white chases the chain
@@ -96,6 +96,21 @@ def test_futile_escapes_are_the_extensions_a_ladder_catches():
     for vertex, symbol in (("E8", "X"), ("D8", "O"), ("F8", "O")):
         boxed = with_stone(boxed, vertex, symbol)
     assert escapes(chased(boxed, "E9", bd.WHITE)) == []
+
+
+def caught_anywhere(game):
+    out = np.zeros(4, np.int32)
+    to_play = game.board.info[bd.TO_PLAY]
+    n = caught_escapes(game.board, to_play, new_ladder_scratch(game.board.stones.shape[0]), out)
+    return sorted(game.vertex(int(p)) for p in out[:n])
+
+
+def test_caught_escapes_are_asked_about_every_chain_in_atari():
+    assert caught_anywhere(chased(LADDER, "D3", bd.WHITE)) == ["E4"]
+    # Also a chain left in atari earlier (White's last move elsewhere), which futile_escapes
+    # leaves out: extending it still runs into the ladder.
+    assert caught_anywhere(chased(with_stone(LADDER, "H9", "O"), "H9", bd.WHITE)) == ["E4"]
+    assert caught_anywhere(chased(with_stone(LADDER, "F2", "X"), "D3", bd.WHITE)) == []  # the breaker
 
 
 def moves_of(game, color):

@@ -621,3 +621,42 @@ def test_uct_and_rave_settings_apply_to_the_search_they_name():
     without, with_net = config.as_array(7.5), config.as_array(7.5, net=True)
     assert (without[P_UCT_C], without[P_RAVE_BIAS]) == (0.1, 0.001)
     assert (with_net[P_UCT_C], with_net[P_RAVE_BIAS]) == (0.7, -1.0)
+
+
+def favouring(evaluator, point):
+    """Return evaluator with its point_evaluate giving point 0.99 of every position's prior
+    (where it is on the board's empty points)."""
+    evaluate = evaluator.point_evaluate
+
+    def favoured(boards, colors=None, komi=0.0, value=True):
+        priors, values = evaluate(boards, colors, komi, value)
+        for row, b in zip(priors, boards):
+            if b.stones[point] == bd.EMPTY:
+                row *= 0.01 / row.sum()
+                row[point] = 0.99
+        return priors, values
+    evaluator.point_evaluate = favoured
+    return evaluator
+
+
+@pytest.mark.parametrize("prune,tenuki", [(False, ()), (True, ()), (True, ("A5", "J9"))])
+def test_pruning_keeps_the_futile_ladder_escape_out_of_the_tree(prune, tenuki):
+    # tests/test_ladder.py's LADDER reached by moves: White's D3 puts Black D4 in atari, and
+    # extending at E4 runs into a ladder that catches the chain (also after a tenuki, White's
+    # last move then elsewhere). The network favours E4.
+    game = Game(9)
+    moves = ("D4", "D5", "A9", "E5", "C9", "C4", "A7", "D3") + tenuki
+    for i, vertex in enumerate(moves):
+        game.play(bd.BLACK if i % 2 == 0 else bd.WHITE, game.parse_vertex(vertex))
+    escape = game.parse_vertex("E4")
+    config = SearchConfig(seed=3, threads=1, early_stop=False, prune_futile_escapes=prune)
+    search = Search(config, 9, evaluator=favouring(tiny_evaluator(), escape))
+    try:
+        result = search.run(game, 300)
+    finally:
+        search.close()
+    moves = {c.point: c for c in result.children}
+    if prune:
+        assert escape not in moves and result.best.point != escape
+    else:
+        assert moves[escape].prior > 0.9 and result.best.point == escape
