@@ -77,10 +77,12 @@ def chased(diagram, vertex, color):
     return game
 
 
-def escapes(game):
+def escapes(game, finder=futile_escapes):
+    """Return the sorted vertices that finder (futile_escapes or caught_escapes) gives the side
+    to move."""
     out = np.zeros(4, np.int32)
     to_play = game.board.info[bd.TO_PLAY]
-    n = futile_escapes(game.board, to_play, new_ladder_scratch(game.board.stones.shape[0]), out)
+    n = finder(game.board, to_play, new_ladder_scratch(game.board.stones.shape[0]), out)
     return sorted(game.vertex(int(p)) for p in out[:n])
 
 
@@ -98,19 +100,14 @@ def test_futile_escapes_are_the_extensions_a_ladder_catches():
     assert escapes(chased(boxed, "E9", bd.WHITE)) == []
 
 
-def caught_anywhere(game):
-    out = np.zeros(4, np.int32)
-    to_play = game.board.info[bd.TO_PLAY]
-    n = caught_escapes(game.board, to_play, new_ladder_scratch(game.board.stones.shape[0]), out)
-    return sorted(game.vertex(int(p)) for p in out[:n])
-
-
 def test_caught_escapes_are_asked_about_every_chain_in_atari():
-    assert caught_anywhere(chased(LADDER, "D3", bd.WHITE)) == ["E4"]
+    assert escapes(chased(LADDER, "D3", bd.WHITE), caught_escapes) == ["E4"]
     # Also a chain left in atari earlier (White's last move elsewhere), which futile_escapes
     # leaves out: extending it still runs into the ladder.
-    assert caught_anywhere(chased(with_stone(LADDER, "H9", "O"), "H9", bd.WHITE)) == ["E4"]
-    assert caught_anywhere(chased(with_stone(LADDER, "F2", "X"), "D3", bd.WHITE)) == []  # the breaker
+    tenuki = chased(with_stone(LADDER, "H9", "O"), "H9", bd.WHITE)
+    assert escapes(tenuki, caught_escapes) == ["E4"]
+    assert escapes(chased(with_stone(LADDER, "F2", "X"), "D3", bd.WHITE),
+                   caught_escapes) == []  # the breaker
 
 
 def moves_of(game, color):
