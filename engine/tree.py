@@ -234,7 +234,10 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
         order = np.argsort(-weights)
         kept = 0
         running = 0.0
-        while kept < n and kept < top_k and running < cumulative * total:
+        # A move without prior (a pruned futile ladder escape) is never kept, also where
+        # rounding leaves running just short of total at cumulative 1.
+        while kept < n and kept < top_k and running < cumulative * total \
+                and weights[order[kept]] > 0:
             running += weights[order[kept]]
             kept += 1
         chosen = np.empty(kept, np.int32)

@@ -112,7 +112,10 @@ def test_ask_leaves_out_games_whose_setup_gtp_cannot_give(tmp_path, capsys):
     assert (result["positions"], result["left_out"], result["futile_extensions"]) == (1, 1, 1)
 
 
-def test_engine_flags_without_ask_are_refused(tmp_path):
+@pytest.mark.parametrize("extra", [["--", "--rollouts", "50"], ["--engine", "gnugo"],
+                                   ["--timeout-per-move", "5"]])
+def test_engine_options_without_ask_are_refused(tmp_path, capsys, extra):
     (tmp_path / "a.sgf").write_text(moves_game(MOVES + ";B[ef]"))
     with pytest.raises(SystemExit):
-        ladder_runs.main(["--games", str(tmp_path), "--", "--rollouts", "50"])
+        ladder_runs.main(["--games", str(tmp_path), *extra])
+    assert "need --ask" in capsys.readouterr().err

@@ -660,3 +660,35 @@ def test_pruning_keeps_the_futile_ladder_escape_out_of_the_tree(prune, tenuki):
         assert escape not in moves and result.best.point != escape
     else:
         assert moves[escape].prior > 0.9 and result.best.point == escape
+
+
+def test_pruning_applies_at_every_network_expansion(monkeypatch):
+    # The ladder position above with Black to move: below the root, wherever Black's D4 is
+    # still in atari (after a tenuki of each side), the leaf's priors give E4 nothing.
+    import engine.search as search_module
+    from engine.ladder import caught_escapes
+    game = Game(9)
+    for i, vertex in enumerate(("D4", "D5", "A9", "E5", "C9", "C4", "A7", "D3")):
+        game.play(bd.BLACK if i % 2 == 0 else bd.WHITE, game.parse_vertex(vertex))
+    escape = game.parse_vertex("E4")
+    expansions = []
+    fill_edges = search_module.fill_edges
+
+    def recorded(tree, node, b, allowed, priors, *rest):
+        expansions.append((bd.copy_board(b), priors.copy()))
+        return fill_edges(tree, node, b, allowed, priors, *rest)
+    monkeypatch.setattr(search_module, "fill_edges", recorded)
+    config = SearchConfig(seed=4, threads=1, early_stop=False, prune_futile_escapes=True,
+                          net_expand_visits=1)
+    search = Search(config, 9, evaluator=favouring(tiny_evaluator(), escape))
+    try:
+        search.run(game, 400)
+    finally:
+        search.close()
+    pruned = 0
+    for b, priors in expansions:
+        out = np.zeros(16, np.int32)
+        found = caught_escapes(b, b.info[bd.TO_PLAY], new_ladder_scratch(b.stones.shape[0]), out)
+        assert not priors[out[:found]].any()
+        pruned += found > 0
+    assert pruned > 0

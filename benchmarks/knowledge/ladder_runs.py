@@ -36,6 +36,9 @@ from engine import board as bd
 from engine import ladder as ld
 from nets import data as nd
 
+# Seconds the engine may take over one answer, unless --timeout-per-move says otherwise.
+DEFAULT_TIMEOUT = 600.0
+
 
 def player_colors(data, player):
     """Return the colours (BLACK, WHITE) whose player name in PB / PW contains player (any
@@ -69,7 +72,7 @@ def ask_engine(chased, command, log_path, timeout):
     (positions asked, {label: [move numbers where it played a futile escape]}, positions left
     out: games whose setup GTP cannot give, or whose moves the engine refused). Raise
     EngineFault when the engine fails."""
-    asker = Asker(command, log_path, timeout)
+    asker = None
     asked, runs, left_out = 0, {}, 0
     try:
         for label, record, index, escapes in chased:
@@ -79,6 +82,8 @@ def ask_engine(chased, command, log_path, timeout):
                 left_out += 1
                 print(f"{label} move {index + 1} skipped: {exc}", file=sys.stderr)
                 continue
+            if asker is None:
+                asker = Asker(command, log_path, timeout)
             outcome = run_position(asker, record, index)
             if "skipped" in outcome:
                 left_out += 1
@@ -94,7 +99,8 @@ def ask_engine(chased, command, log_path, timeout):
                   f"{' '.join(sorted(futile))}); extended {extended}/{asked}",
                   file=sys.stderr, flush=True)
     finally:
-        asker.engine.close()
+        if asker is not None:
+            asker.engine.close()
     return asked, runs, left_out
 
 
@@ -112,11 +118,15 @@ def parse_args(argv):
     p.add_argument("--engine", help="with --ask, the whole engine command (default: python "
                                     "gtp_main.py --resign-threshold 0)")
     p.add_argument("--engine-log", help="engine stderr goes here (default: a temporary file)")
-    p.add_argument("--timeout-per-move", type=float, default=600.0,
-                   help="seconds the engine may take over one answer; default 600")
+    p.add_argument("--timeout-per-move", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"seconds the engine may take over one answer; default "
+                        f"{DEFAULT_TIMEOUT:g}")
     args = p.parse_args(argv)
-    if (args.engine is not None or flags) and not args.ask:
-        p.error("--engine and engine flags need --ask")
+    if not args.ask and (args.engine is not None or args.engine_log is not None or flags
+                         or args.timeout_per_move != DEFAULT_TIMEOUT):
+        p.error("--engine, --engine-log, --timeout-per-move and engine flags need --ask")
+    if args.timeout_per_move <= 0:
+        p.error("--timeout-per-move must be above 0")
     check_engine_program(p, args.engine)
     return args, flags
 
