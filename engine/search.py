@@ -172,20 +172,20 @@ class Search:
                 log.exception("network evaluation of the root failed; uniform priors instead")
                 priors = np.zeros(allowed.shape[0], np.float32)
             _, root_top_k, cumulative = self.config.breadth()
-            expand(tree, self.root, board, allowed, self._pruned(board, priors), root_top_k,
-                   cumulative, self.policy.patterns, np.int32(0),
-                   new_ladder_scratch(board.stones.shape[0]), self.shapes, np.int32(0))
+            ladder = new_ladder_scratch(board.stones.shape[0])
+            expand(tree, self.root, board, allowed, self._pruned(board, priors, ladder),
+                   root_top_k, cumulative, self.policy.patterns, np.int32(0), ladder,
+                   self.shapes, np.int32(0))
 
-    def _pruned(self, board, priors):
+    def _pruned(self, board, priors, ladder):
         """Return the network's priors for expanding board, the futile ladder escapes of the
         side to move (engine.ladder.caught_escapes: the extension of any of its chains in atari
         into a ladder that catches it) given none when the config prunes them (unless nothing
-        else has any)."""
+        else has any). ladder is the reader's scratch, the one the expansion then uses."""
         if not self.config.prune_futile_escapes:
             return priors
         escapes = np.empty(ESCAPES_PRUNED, np.int32)
-        found = caught_escapes(board, board.info[bd.TO_PLAY],
-                               new_ladder_scratch(board.stones.shape[0]), escapes)
+        found = caught_escapes(board, board.info[bd.TO_PLAY], ladder, escapes)
         if not found:
             return priors
         pruned = priors.copy()
@@ -200,10 +200,11 @@ class Search:
             if priors is None:
                 priors = np.zeros(board.stones.shape[0], np.float32)
             allow_all = np.ones(board.stones.shape[0], np.bool_)
-            fill_edges(self.tree, node, board, allow_all, self._pruned(board, priors),
+            ladder = new_ladder_scratch(board.stones.shape[0])
+            fill_edges(self.tree, node, board, allow_all, self._pruned(board, priors, ladder),
                        np.int64(self._params[P_TOP_K]), self._params[P_TOP_CUMULATIVE],
-                       self.policy.patterns, np.int32(self._params[P_PRIOR_EQEX]),
-                       new_ladder_scratch(board.stones.shape[0]), self.shapes, np.int32(0))
+                       self.policy.patterns, np.int32(self._params[P_PRIOR_EQEX]), ladder,
+                       self.shapes, np.int32(0))
         except Exception:   # a later descent may claim the leaf again
             release_claims(self.tree, np.array([node], np.int64))
             raise

@@ -639,15 +639,22 @@ def favouring(evaluator, point):
     return evaluator
 
 
+def ladder_game(tenuki=()):
+    """Return tests/test_ladder.py's LADDER reached by moves: White's D3 puts Black D4 in
+    atari, and extending at E4 runs into a ladder that catches the chain; then the tenuki
+    moves."""
+    game = Game(9)
+    for i, vertex in enumerate(("D4", "D5", "A9", "E5", "C9", "C4", "A7", "D3") + tenuki):
+        game.play(bd.BLACK if i % 2 == 0 else bd.WHITE, game.parse_vertex(vertex))
+    return game
+
+
 @pytest.mark.parametrize("prune,tenuki", [(False, ()), (True, ()), (True, ("A5", "J9"))])
 def test_pruning_keeps_the_futile_ladder_escape_out_of_the_tree(prune, tenuki):
     # tests/test_ladder.py's LADDER reached by moves: White's D3 puts Black D4 in atari, and
     # extending at E4 runs into a ladder that catches the chain (also after a tenuki, White's
     # last move then elsewhere). The network favours E4.
-    game = Game(9)
-    moves = ("D4", "D5", "A9", "E5", "C9", "C4", "A7", "D3") + tenuki
-    for i, vertex in enumerate(moves):
-        game.play(bd.BLACK if i % 2 == 0 else bd.WHITE, game.parse_vertex(vertex))
+    game = ladder_game(tenuki)
     escape = game.parse_vertex("E4")
     config = SearchConfig(seed=3, threads=1, early_stop=False, prune_futile_escapes=prune)
     search = Search(config, 9, evaluator=favouring(tiny_evaluator(), escape))
@@ -667,9 +674,7 @@ def test_pruning_applies_at_every_network_expansion(monkeypatch):
     # still in atari (after a tenuki of each side), the leaf's priors give E4 nothing.
     import engine.search as search_module
     from engine.ladder import caught_escapes
-    game = Game(9)
-    for i, vertex in enumerate(("D4", "D5", "A9", "E5", "C9", "C4", "A7", "D3")):
-        game.play(bd.BLACK if i % 2 == 0 else bd.WHITE, game.parse_vertex(vertex))
+    game = ladder_game()
     escape = game.parse_vertex("E4")
     expansions = []
     fill_edges = search_module.fill_edges
