@@ -623,15 +623,15 @@ def test_uct_and_rave_settings_apply_to_the_search_they_name():
     assert (with_net[P_UCT_C], with_net[P_RAVE_BIAS]) == (0.7, -1.0)
 
 
-def favouring(evaluator, point):
-    """Return evaluator with its point_evaluate giving point 0.99 of every position's prior
-    (where it is on the board's empty points)."""
+def favouring(evaluator, point, mover=None):
+    """Return evaluator with its point_evaluate giving point 0.99 of the prior in every
+    position where it is empty (only where mover is to play, when given)."""
     evaluate = evaluator.point_evaluate
 
     def favoured(boards, colors=None, komi=0.0, value=True):
         priors, values = evaluate(boards, colors, komi, value)
         for row, b in zip(priors, boards):
-            if b.stones[point] == bd.EMPTY:
+            if b.stones[point] == bd.EMPTY and mover in (None, b.info[bd.TO_PLAY]):
                 row *= 0.01 / row.sum()
                 row[point] = 0.99
         return priors, values
@@ -670,11 +670,13 @@ def test_pruning_keeps_the_futile_ladder_escape_out_of_the_tree(prune, tenuki):
 
 
 def test_pruning_applies_at_every_network_expansion(monkeypatch):
-    # The ladder position above with Black to move: below the root, wherever Black's D4 is
-    # still in atari (after a tenuki of each side), the leaf's priors give E4 nothing.
+    # The ladder position above after a Black tenuki, White to move, the network favouring
+    # Black's E4: below the root, wherever Black's D4 is still in atari (White did not take
+    # it), the leaf's priors give E4 nothing. Deterministic, so the leaves are the same on a
+    # loaded machine.
     import engine.search as search_module
     from engine.ladder import caught_escapes
-    game = ladder_game()
+    game = ladder_game(("A5",))
     escape = game.parse_vertex("E4")
     expansions = []
     fill_edges = search_module.fill_edges
@@ -684,8 +686,8 @@ def test_pruning_applies_at_every_network_expansion(monkeypatch):
         return fill_edges(tree, node, b, allowed, priors, *rest)
     monkeypatch.setattr(search_module, "fill_edges", recorded)
     config = SearchConfig(seed=4, threads=1, early_stop=False, prune_futile_escapes=True,
-                          net_expand_visits=1)
-    search = Search(config, 9, evaluator=favouring(tiny_evaluator(), escape))
+                          net_expand_visits=1, deterministic=True)
+    search = Search(config, 9, evaluator=favouring(tiny_evaluator(), escape, bd.BLACK))
     try:
         search.run(game, 400)
     finally:
