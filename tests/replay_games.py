@@ -29,16 +29,17 @@ FIXTURE = os.path.join(ROOT, "tests", "data", "replay_c051a8c.json")
 # Flags every game shares; the game's own follow them.
 COMMON = ["--threads", "1", "--seed", "7", "--log-level", "error", "--set", "ownership_runs=100"]
 # name -> (engine flags, at most this many moves). The 9x9 games run to two passes or a
-# resignation; the 19x19 ones are openings.
+# resignation; the 19x19 ones are openings. The games with the network keep
+# prune_futile_escapes off, as it was at c051a8c: pruning below the root changes the tree.
 GAMES = {
     "9x9_no_net": (["--boardsize", "9", "--komi", "7", "--rollouts", "300", "--net", "none"],
                    200),
-    "9x9_net": (["--boardsize", "9", "--komi", "7", "--rollouts", "300", "--deterministic"],
-                200),
+    "9x9_net": (["--boardsize", "9", "--komi", "7", "--rollouts", "300", "--deterministic",
+                 "--set", "prune_futile_escapes=false"], 200),
     "19x19_no_net_opening": (["--boardsize", "19", "--komi", "7.5", "--rollouts", "300",
                               "--net", "none"], 20),
     "19x19_net_opening": (["--boardsize", "19", "--komi", "7.5", "--rollouts", "200",
-                           "--deterministic"], 20),
+                           "--deterministic", "--set", "prune_futile_escapes=false"], 20),
 }
 
 
