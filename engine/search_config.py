@@ -62,7 +62,7 @@ class SearchConfig:
     early_stop: bool = True        # stop once no other root move can catch the most visited
     # With the network: give a futile ladder escape (engine.ladder.caught_escapes: extending
     # a chain in atari into a ladder that catches it) no prior, so the tree never runs a lost
-    # ladder out for either side (benchmarks/RESULTS.md S2, S3).
+    # ladder out for either side (benchmarks/RESULTS.md G3, S3).
     prune_futile_escapes: bool = True
     # Evaluate each leaf on its search thread instead of the server's: slower, but with one
     # thread the tree no longer depends on when the server answers (same seed, same moves).
