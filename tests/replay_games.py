@@ -5,10 +5,13 @@ Each game is played by one engine with both colours, built through gtp_main's pa
 flags -> config path is exercised), with --threads 1 and a seed; with the network, under
 --deterministic: without it leaves are expanded when the evaluation server's thread answers
 while the search thread plays on, so the tree depends on thread timing (the network's numbers
-do not: a batch of 1 and of 16 give identical priors). The file was recorded at commit
-c051a8c, before issues 77 and 78 split the search and pruned its flags; test_replay.py replays
-every game and asserts the same moves, so a refactor that changes what the defaults play shows
-up as a changed move (and a search that stops repeating itself, too).
+do not: a batch of 1 and of 16 give identical priors), and with the network in fp32. The file
+was recorded at commit c051a8c, before issues 77 and 78 split the search and pruned its flags;
+the games with the network were recorded again at 9e82cc3, whose search plays as c051a8c's,
+in fp32: at c051a8c they ran in bf16, whose rounding differs between CPUs (AMX, AVX512-BF16)
+and flipped near-ties, so that they replayed only on the recording machine's kind.
+test_replay.py replays every game and asserts the same moves, so a refactor that changes what
+the defaults play shows up as a changed move (and a search that stops repeating itself, too).
 
     python tests/replay_games.py tests/data/replay_c051a8c.json    (record every game)
 """
@@ -47,7 +50,12 @@ def play(flags, max_moves):
     """Return the moves of a game the engine built from flags plays with both colours, Black
     first, until two passes in a row, a resignation or max_moves."""
     args = gtp_main.build_parser().parse_args(flags)
-    engine = gtp_main.build_engine(args, gtp_main.load_evaluator(args))
+    evaluator = gtp_main.load_evaluator(args)
+    if evaluator is not None:
+        # fp32: bf16's rounding differs between CPUs (AMX, AVX512-BF16, none) and flips the
+        # near-ties between moves, so bf16 games would replay only on the recording machine.
+        evaluator.bf16 = False
+    engine = gtp_main.build_engine(args, evaluator)
     moves, color = [], "b"
     try:
         while len(moves) < max_moves:

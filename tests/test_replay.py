@@ -1,6 +1,7 @@
-"""Fixed-seed games replay move for move as recorded at commit c051a8c
-(tests/data/replay_c051a8c.json, written by tests/replay_games.py): the same flags give the
-same moves across refactors of the search and its configuration (issues 77 and 78)."""
+"""Fixed-seed games replay move for move as recorded in tests/data/replay_c051a8c.json
+(written by tests/replay_games.py; the games without the network at commit c051a8c, those with
+it in fp32 at 9e82cc3, whose search plays as c051a8c's): the same flags give the same moves
+across refactors of the search and its configuration (issues 77 and 78)."""
 import json
 
 import pytest
