@@ -12,6 +12,7 @@ DEFAULT_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu_value.pt")
 # (8 symmetries) per move, where the search needs hundreds per second. Its games were measured
 # with it; cpu.pt and cpu_value.pt, trained further, are now the more accurate on held-out moves.
 POLICY_ONLY_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu10.pt")
-# The search's net with the ladder planes, their first-layer weights trained alone on the CPU:
-# where a GPU lease (nets.lease) starts. Not used in play until games have judged it.
+# The search's net with the ladder planes, then trained on with them on the CPU (stage 9b of
+# weights/history.md): where a GPU lease (nets.lease) starts. Not used in play until games
+# have judged it.
 LADDER_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu_value_ladder.pt")
