@@ -348,8 +348,9 @@ def log_value_mix(search, evaluator, args):
         log.info("network value: not mixed into win rates (value_weight 0)")
 
 
-def load_evaluator(args):
-    """Return the network evaluator the flags ask for, or None to search without one.
+def load_evaluator(args, bf16="auto"):
+    """Return the network evaluator the flags ask for, or None to search without one. bf16 is
+    nets.model.Policy's ('auto', 'on' or 'off').
 
     Raises ValueError with a clear message for a missing or unusable weights file that was
     asked for explicitly; with --net auto and no --weights, a missing default file only means
@@ -371,7 +372,8 @@ def load_evaluator(args):
         symmetries = settings(args)["symmetries"]
         if symmetries == cf.AUTO:
             symmetries = 8 if args.policy_only else 1
-        policy = Policy(path, device=args.device, threads=threads, symmetries=symmetries)
+        policy = Policy(path, device=args.device, threads=threads, symmetries=symmetries,
+                        bf16=bf16)
     except (WeightsError, OSError, RuntimeError) as exc:
         raise ValueError(f"cannot use weights {path}: {exc}") from None
     if uses_value(args) and not args.policy_only and not policy.has_value:

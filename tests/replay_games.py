@@ -50,12 +50,9 @@ def play(flags, max_moves):
     """Return the moves of a game the engine built from flags plays with both colours, Black
     first, until two passes in a row, a resignation or max_moves."""
     args = gtp_main.build_parser().parse_args(flags)
-    evaluator = gtp_main.load_evaluator(args)
-    if evaluator is not None:
-        # fp32: bf16's rounding differs between CPUs (AMX, AVX512-BF16, none) and flips the
-        # near-ties between moves, so bf16 games would replay only on the recording machine.
-        evaluator.bf16 = False
-    engine = gtp_main.build_engine(args, evaluator)
+    # fp32: bf16's rounding differs between CPUs (AMX, AVX512-BF16, none) and flips the
+    # near-ties between moves, so bf16 games would replay only on the recording machine.
+    engine = gtp_main.build_engine(args, gtp_main.load_evaluator(args, bf16="off"))
     moves, color = [], "b"
     try:
         while len(moves) < max_moves:

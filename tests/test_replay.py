@@ -1,7 +1,6 @@
 """Fixed-seed games replay move for move as recorded in tests/data/replay_c051a8c.json
-(written by tests/replay_games.py; the games without the network at commit c051a8c, those with
-it in fp32 at 9e82cc3, whose search plays as c051a8c's): the same flags give the same moves
-across refactors of the search and its configuration (issues 77 and 78)."""
+(tests/replay_games.py plays them and says when and how they were recorded): the same flags
+give the same moves across refactors of the search and its configuration (issues 77 and 78)."""
 import json
 
 import pytest
