@@ -13,6 +13,6 @@ DEFAULT_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu_value.pt")
 # with it; cpu.pt and cpu_value.pt, trained further, are now the more accurate on held-out moves.
 POLICY_ONLY_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu10.pt")
 # The search's net with the ladder planes, then trained on with them on the CPU (stage 9b of
-# weights/history.md): where a GPU lease (nets.lease) starts. Not used in play until games
-# have judged it.
+# weights/history.md): where a GPU lease (nets.lease) starts. Not used in play: it won 20 of
+# 40 against cpu_value.pt (benchmarks/RESULTS.md S4), no better.
 LADDER_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu_value_ladder.pt")

@@ -50,8 +50,7 @@ def play(flags, max_moves):
     """Return the moves of a game the engine built from flags plays with both colours, Black
     first, until two passes in a row, a resignation or max_moves."""
     args = gtp_main.build_parser().parse_args(flags)
-    # fp32: bf16's rounding differs between CPUs (AMX, AVX512-BF16, none) and flips the
-    # near-ties between moves, so bf16 games would replay only on the recording machine.
+    # fp32: the module docstring says why.
     engine = gtp_main.build_engine(args, gtp_main.load_evaluator(args, bf16="off"))
     moves, color = [], "b"
     try:
