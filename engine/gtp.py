@@ -203,7 +203,8 @@ class GtpEngine(AnalysisCommands):
         budget = 50 * self.player.config.rollouts
         search = self.player.search
         thread = threading.Thread(target=search.run, args=(game, budget),
-                                  kwargs={"stop_event": AnyOf(stop, _TreeFilling(search))},
+                                  kwargs={"stop_event": AnyOf(stop, _TreeFilling(search)),
+                                          "engine_color": 3 - game.to_play},
                                   name="ponder", daemon=True)
         thread.start()
         return stop, thread

@@ -313,8 +313,12 @@ class Player:
         if warmup is None or warmup.finished():
             return True
         patience = UNTIMED_WARMUP_WAIT if seconds is None else seconds - EARLY_MOVE_RESERVE
-        log.info("waiting up to %.1f s for the warm-up (the jitted code compiling or loading; "
-                 "`darkgo --warm-up` after an install fills the cache)", max(0.0, patience))
+        if warmup.cached():
+            log.info("waiting up to %.1f s for the compiled code to load from the cache",
+                     max(0.0, patience))
+        else:
+            log.info("waiting up to %.1f s for the warm-up (the jitted code compiling; "
+                     "`darkgo --warm-up` after an install fills the cache)", max(0.0, patience))
         deadline = time.perf_counter() + max(0.0, patience)
         while not warmup.wait(min(WARMUP_POLL, max(0.0, deadline - time.perf_counter()))):
             if time.perf_counter() >= deadline or (stop_event is not None

@@ -275,9 +275,13 @@ class Search:
                     server.submit(tag, leaf)
                     leaf = bd.copy_board(board)
 
-    def run(self, game, playouts, move_time=None, stop_event=None, progress=None):
+    def run(self, game, playouts, move_time=None, stop_event=None, progress=None,
+            engine_color=None):
         """Search the game's position for up to `playouts` new playouts (within move_time, a
-        MoveTime, if given, and until stop_event is set); return a SearchResult.
+        MoveTime, if given, and until stop_event is set); return a SearchResult. engine_color
+        is the colour the engine plays, whose dynamic komi the search counts under (default
+        the side to move; pondering searches the opponent's move under the engine's komi, as
+        the tree it leaves is for the engine's next search).
 
         progress, if given, is (interval in seconds, callback): the callback gets the
         SearchResult so far every interval while the search runs (for analysis output)."""
@@ -286,7 +290,7 @@ class Search:
         board.info[bd.TO_PLAY] = game.to_play
         moves_played = int(game.board.info[bd.MOVE_NUMBER])
         komi = self.config.search_komi(game.scoring_komi, game.rules.komi, game.handicap,
-                                       moves_played, game.to_play, game.size)
+                                       moves_played, engine_color or game.to_play, game.size)
         reads_values = self.config.uses_value(moves_played)
         for server in self.servers:
             server.komi = komi

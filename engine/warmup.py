@@ -96,6 +96,11 @@ class Warmup:
         """Return True when stage (one of STAGES) is done, or had nothing to do."""
         return self._done[stage].is_set()
 
+    def cached(self):
+        """Return True when the compile cache holds the search (the warm-up loads it, in
+        seconds, instead of compiling it)."""
+        return search_cached()
+
     def finished(self):
         """Return True when every stage is done (or the warm-up failed and gave up)."""
         return self._finished.is_set()

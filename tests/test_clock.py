@@ -2,12 +2,14 @@
 against scripted fake engines and, where it is installed, darkgo against GNU Go."""
 import json
 import os
+import shutil
 
 import pytest
 
 from benchmarks.strength import clock
 
-GNUGO = "/usr/games/gnugo"
+# GNU Go where Debian puts it, unless another is on the PATH.
+GNUGO = shutil.which("gnugo") or "/usr/games/gnugo"
 
 
 def charged(system, seconds):

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -11,7 +12,8 @@ from sgfmill import sgf
 from benchmarks.strength import match, report, stats
 from benchmarks.strength import records as match_records
 
-GNUGO = "/usr/games/gnugo"
+# GNU Go where Debian puts it, unless another is on the PATH.
+GNUGO = shutil.which("gnugo") or "/usr/games/gnugo"
 
 
 def run_match(capsys, tmp_path, black: str, white: str, *extra: str) -> tuple[dict, list[dict]]:

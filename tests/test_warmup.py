@@ -128,6 +128,9 @@ def test_a_stop_ends_the_wait_for_the_warm_up():
         def finished(self):
             return False
 
+        def cached(self):
+            return False
+
         def wait(self, timeout=None, stage=None):
             self.waits.append(timeout)
             return False
@@ -138,6 +141,29 @@ def test_a_stop_ends_the_wait_for_the_warm_up():
     stop.set()
     assert p._wait_for_warmup(None, stop) is False
     assert p.warmup.waits == [pl.WARMUP_POLL]        # one poll, not UNTIMED_WARMUP_WAIT
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_the_wait_names_the_warm_up_command_only_when_the_cache_lacks_the_search(cached,
+                                                                                 caplog):
+    class Loading:
+        """A warm-up that finishes at the first wait, its code in the cache or not."""
+        def finished(self):
+            return False
+
+        def cached(self):
+            return cached
+
+        def wait(self, timeout=None, stage=None):
+            return True
+
+    p = player()
+    p.warmup = Loading()
+    with caplog.at_level("INFO", logger="player"):
+        assert p._wait_for_warmup(None)
+    [line] = [r.getMessage() for r in caplog.records if "waiting up to" in r.getMessage()]
+    assert ("--warm-up" in line) is not cached
+    assert ("from the cache" in line) is cached
 
 
 def test_pondering_starts_only_after_the_warm_up():
