@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from engine.player import PlayerConfig
-from engine.search_config import DYNAMIC_KOMI_MODES, SearchConfig
+from engine.search_config import SearchConfig
 from engine.tree import MAX_PRIOR_EQEX, TREE_POLICIES
 
 AUTO = "auto"
@@ -131,9 +131,6 @@ KEYS = {
     "virtual_loss": _field("search", "virtual_loss", _number(int, 0)),
     "early_stop": _field("search", "early_stop", _boolean),
     "prune_futile_escapes": _field("search", "prune_futile_escapes", _boolean),
-    "dynamic_komi": _field("search", "dynamic_komi", _choice(*DYNAMIC_KOMI_MODES)),
-    "stone_value_white": _field("search", "stone_value_white", _NON_NEGATIVE),
-    "stone_value_black": _field("search", "stone_value_black", _NON_NEGATIVE),
     "max_nodes": _field("search", "max_nodes", _COUNT),
     # The move played, resignation, the end of the game.
     "favourite_margin": _field("player", "favourite_margin", _number(float, -1.0, 1.0)),

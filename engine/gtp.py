@@ -203,8 +203,7 @@ class GtpEngine(AnalysisCommands):
         budget = 50 * self.player.config.rollouts
         search = self.player.search
         thread = threading.Thread(target=search.run, args=(game, budget),
-                                  kwargs={"stop_event": AnyOf(stop, _TreeFilling(search)),
-                                          "engine_color": 3 - game.to_play},
+                                  kwargs={"stop_event": AnyOf(stop, _TreeFilling(search))},
                                   name="ponder", daemon=True)
         thread.start()
         return stop, thread
@@ -426,16 +425,11 @@ class GtpEngine(AnalysisCommands):
         pv = " ".join(self.game.vertex(p) for p in result.best.pv) or "-"
         search = self.player.search
         nodes, edges = search.pools_held()
-        # Win rates and scores are under the game's komi; under dynamic komi the log names
-        # the komi the search counted under and the chosen move's win rate there.
-        komi = (f"searched at komi {result.search_komi:g} (dynamic; the game's "
-                f"{result.komi:g}), win rate {result.best.search_winrate:.3f} there; "
-                if result.dynamic_komi else "")
         log.log(self.search_log_level,
                 "%d playouts in %.2fs (%.0f/s, stopped by %s); win rate %.3f; top: %s; pv %s; "
-                "%stree %d of %d nodes, %d of %d edges; %d network evaluations", result.playouts,
+                "tree %d of %d nodes, %d of %d edges; %d network evaluations", result.playouts,
                 result.seconds, result.playouts / max(result.seconds, 1e-9), result.stopped_by,
-                result.root_winrate, top, pv, komi,
+                result.root_winrate, top, pv,
                 nodes, search.config.max_nodes, edges, search.config.max_edges,
                 result.evaluations)
 

@@ -185,8 +185,7 @@ class AnalysisCommands:
     def _kata_info(self, result):
         """KataGo's info entries: win rate and prior as fractions, always with a decimal
         point (Sabaki reads a number without one as 1/10000ths); scoreMean and scoreLead
-        both the mover's mean playout score (area, the game's komi counted, whatever komi a
-        handicap game's search counted under)."""
+        both the mover's mean playout score (area, komi counted)."""
         return " ".join(f"info move {self.game.vertex(m.point)} visits {m.visits} "
                         f"winrate {m.winrate:.6f} scoreMean {m.score:.2f} "
                         f"scoreLead {m.score:.2f} prior {m.prior:.6f} order {order} pv {pv}"

@@ -51,16 +51,15 @@ MIN_OWNERSHIP_RUNS = 200
 def robust_choice(result, margin):
     """Return the MoveStats to play: the most visited root move (robust to the noise of a
     lucky few playouts), unless the network's favourite among the moves searched enough
-    (see FAVOURITE_MIN_SHARE) has a win rate (the search's, under its komi) more than margin
-    above it; None when there are no candidates. A positive margin asks the favourite to be
-    clearly better; a negative one lets it win near-ties, where the playouts' preference is
-    noise or bias."""
+    (see FAVOURITE_MIN_SHARE) has a win rate more than margin above it; None when there are
+    no candidates. A positive margin asks the favourite to be clearly better; a negative one
+    lets it win near-ties, where the playouts' preference is noise or bias."""
     best = result.best
     if best is None:
         return None
     favourite = max((m for m in result.children
                      if m.visits >= FAVOURITE_MIN_SHARE * best.visits), key=lambda m: m.prior)
-    if favourite is not best and favourite.search_winrate > best.search_winrate + margin:
+    if favourite is not best and favourite.winrate > best.winrate + margin:
         return favourite
     return best
 
@@ -455,8 +454,7 @@ class Player:
         best = robust_choice(result, self.config.favourite_margin)
         if best is None:
             return bd.PASS
-        # The search's own win rate: the clock compares the next search's with it.
-        self._last_winrate[color] = best.search_winrate
+        self._last_winrate[color] = best.winrate
         if self._should_resign(game, result, best) and not cleanup:
             return RESIGN
         if best.winrate > 0.5 and not cleanup and not self._last_move_near(game, color):
@@ -527,14 +525,11 @@ class Player:
         return 100 if game.handicap else game.size * game.size // 4
 
     def _should_resign(self, game, result, best):
-        """Return True when the chosen move's win rate (under the game's komi), and the most
-        visited move's where the final choice passed it over, has stayed below the threshold
-        for RESIGN_AFTER searches in a row (one bad reading is not enough to give up). A
-        search under dynamic komi never counts: White giving stones is meant to be behind
-        until the handicap's worth has run out."""
+        """Return True when the chosen move's win rate, and the most visited move's where the
+        final choice passed it over, has stayed below the threshold for RESIGN_AFTER
+        searches in a row (one bad reading is not enough to give up)."""
         hopeless = (result.playouts >= min(self.config.min_resign_playouts,
                                            self.config.rollouts // 2)
-                    and not result.dynamic_komi
                     and max(best.winrate, result.best.winrate) < self.config.resign_threshold)
         self._hopeless_searches = self._hopeless_searches + 1 if hopeless else 0
         return (len(game.moves) >= self._min_resign_moves(game)

@@ -1,8 +1,7 @@
 """The Search driver: runs engine.tree's numba workers on threads over one tree, with the
 network's evaluation server (nets.server) expanding leaves, keeps the tree between moves of a
 game (reusing the subtree of the moves played), stops for time (engine.time_policy), and
-reports the root as a SearchResult of MoveStats: win rates and scores under the game's komi,
-whatever komi the search counted under (dynamic komi: SearchConfig.search_komi)."""
+reports the root as a SearchResult of MoveStats."""
 import logging
 import threading
 import time
@@ -17,8 +16,7 @@ from engine.shapes import cached_model, empty_model
 from engine.time_policy import DECIDED_MIN_PLAYOUTS, TIME_CHECK_INTERVAL, time_verdict
 from engine.tree import (C_EDGES, C_NODES, C_PLAYOUTS_CLAIMED, C_PLAYOUTS_DONE,
                          DECIDED_CHECK_EVERY, EXPANDED, MAX_DEPTH, P_PRIOR_EQEX, P_SHAPE_EQEX,
-                         P_KOMI, P_REAL_KOMI, P_TOP_CUMULATIVE, P_TOP_K, P_VALUE_WEIGHT,
-                         STOP_DECIDED, VALUE_SCALE,
+                         P_TOP_CUMULATIVE, P_TOP_K, P_VALUE_WEIGHT, STOP_DECIDED, VALUE_SCALE,
                          backup_value, decided, expand, fill_edges, find_child, new_tree,
                          playout_scratch, release_claims, reset_tree, search_step,
                          search_worker)
@@ -37,20 +35,13 @@ PV_MAX_MOVES = 20
 class MoveStats:
     """One root child: its move, visits, win rate for the mover, prior, the mover's mean
     playout score (area, komi counted), and the principal variation that starts with it (most
-    visited replies; empty beyond the PV_CHILDREN most visited children). winrate and score
-    are under the game's komi; search_winrate is the win rate under the komi the search
-    counted (the same unless dynamic komi moved it), by which it chose (default winrate)."""
+    visited replies; empty beyond the PV_CHILDREN most visited children)."""
     point: int
     visits: int
     winrate: float
     prior: float
     score: float = 0.0
     pv: list = field(default_factory=list)
-    search_winrate: float | None = None
-
-    def __post_init__(self):
-        if self.search_winrate is None:
-            self.search_winrate = self.winrate
 
 
 @dataclass
@@ -67,15 +58,6 @@ class SearchResult:
     # Leaves the network evaluated during the search (0 without it): the search goes on with
     # playouts while the network is busy, so a slow network expands fewer of them.
     evaluations: int = 0
-    # The komi the playouts were counted under and the value head read, and the game's
-    # (scoring) komi; they differ while dynamic komi applies.
-    search_komi: float = 0.0
-    komi: float = 0.0
-
-    @property
-    def dynamic_komi(self):
-        """Whether the search counted under a komi other than the game's."""
-        return self.search_komi != self.komi
 
     @property
     def best(self):
@@ -275,25 +257,18 @@ class Search:
                     server.submit(tag, leaf)
                     leaf = bd.copy_board(board)
 
-    def run(self, game, playouts, move_time=None, stop_event=None, progress=None,
-            engine_color=None):
+    def run(self, game, playouts, move_time=None, stop_event=None, progress=None):
         """Search the game's position for up to `playouts` new playouts (within move_time, a
-        MoveTime, if given, and until stop_event is set); return a SearchResult. engine_color
-        is the colour the engine plays, whose dynamic komi the search counts under (default
-        the side to move; pondering searches the opponent's move under the engine's komi, as
-        the tree it leaves is for the engine's next search).
+        MoveTime, if given, and until stop_event is set); return a SearchResult.
 
         progress, if given, is (interval in seconds, callback): the callback gets the
         SearchResult so far every interval while the search runs (for analysis output)."""
         started = time.perf_counter()
         board = bd.copy_board(game.board)
         board.info[bd.TO_PLAY] = game.to_play
-        moves_played = int(game.board.info[bd.MOVE_NUMBER])
-        komi = self.config.search_komi(game.scoring_komi, game.rules.komi, game.handicap,
-                                       moves_played, engine_color or game.to_play, game.size)
-        reads_values = self.config.uses_value(moves_played)
+        reads_values = self.config.uses_value(int(game.board.info[bd.MOVE_NUMBER]))
         for server in self.servers:
-            server.komi = komi
+            server.komi = game.scoring_komi
             server.values = reads_values
         evaluated_before = self.evaluations()
         self._place_root(game)
@@ -301,8 +276,9 @@ class Search:
         tree = self.tree
         tree.counters[C_PLAYOUTS_CLAIMED] = 0
         tree.counters[C_PLAYOUTS_DONE] = 0
-        params = self.config.as_array(komi, net=bool(self.servers), size=game.size,
-                                      moves_played=moves_played, real_komi=game.scoring_komi)
+        params = self.config.as_array(game.scoring_komi, net=bool(self.servers),
+                                      size=game.size,
+                                      moves_played=int(game.board.info[bd.MOVE_NUMBER]))
         self._params = params
         stop = np.zeros(1, np.int64)
         if not self.servers:
@@ -369,7 +345,7 @@ class Search:
         """Return time_verdict for the root as it stands `elapsed` seconds into the move, of
         which the workers have run `searching` (the playout rate is theirs; none is known
         before DECIDED_MIN_PLAYOUTS)."""
-        _, visits, winrates, _, _, _ = self._root_stats()
+        _, visits, winrates, _, _ = self._root_stats()
         done = int(self.tree.counters[C_PLAYOUTS_DONE])
         rate = done / max(searching, 1e-9) if done >= DECIDED_MIN_PLAYOUTS else 0.0
         return time_verdict(elapsed, move_time, visits, winrates, rate, self.config.early_stop)
@@ -393,52 +369,42 @@ class Search:
         return pv
 
     def _root_stats(self):
-        """Return the root's edges as arrays: moves, visits, win rates for the mover under the
-        search's komi (the playouts' mixed with the network's values by value_weight, without
-        RAVE and without the score utility: the chances of winning, by which the search
-        chose and the clock decides), priors, the mover's mean playout scores under the
-        game's komi, and win rates under the game's komi (for reports and the pass and resign
-        rules: the same as the first while the search's komi is the game's; otherwise the
-        playouts' alone, since the network valued the leaves under the search's komi); empty
-        before the root is expanded."""
+        """Return the root's edges as arrays: moves, visits, win rates for the mover (the
+        playouts' mixed with the network's values by value_weight, without RAVE and without
+        the score utility: the chances of winning, for reports and the pass and resign
+        rules), priors and the mover's mean playout scores; empty before the root is
+        expanded."""
         tree = self.tree
         if tree.node_state[self.root] != EXPANDED:
             empty = np.zeros(0, np.float64)
-            return np.zeros(0, np.int32), np.zeros(0, np.int32), empty, empty, empty, empty
+            return np.zeros(0, np.int32), np.zeros(0, np.int32), empty, empty, empty
         edges = slice(tree.node_first[self.root],
                       tree.node_first[self.root] + tree.node_count[self.root])
         # Workers add wins before visits: reading the wins first keeps a snapshot taken while
         # they run at most a few wins ahead of the visits.
         wins = tree.edge_wins[edges].copy()
-        real_wins = tree.edge_real_wins[edges].copy()
         value_wins = tree.edge_value_wins[edges].copy()
         score_sums = tree.edge_score_sum[edges].copy()
         visits = tree.edge_visits[edges].copy()
         evaluations = tree.edge_value_visits[edges].copy()
         seen = np.maximum(visits, 1)
         winrates = np.where(visits > 0, np.minimum(1.0, 0.5 * wins / seen), 0.0)
-        params = self._params
-        value_weight = params[P_VALUE_WEIGHT] if params is not None else 0.0
+        value_weight = self._params[P_VALUE_WEIGHT] if self._params is not None else 0.0
         if value_weight > 0:
             values = np.minimum(1.0, value_wins / (
                 np.maximum(evaluations, 1).astype(np.float64) * VALUE_SCALE))
             mixed = (1.0 - value_weight) * winrates + value_weight * values
             winrates = np.where((visits > 0) & (evaluations > 0), mixed, winrates)
         scores = np.where(visits > 0, 0.5 * score_sums / seen, 0.0)
-        real_winrates = winrates
-        if params is not None and params[P_KOMI] != params[P_REAL_KOMI]:
-            real_winrates = np.where(visits > 0, np.minimum(1.0, 0.5 * real_wins / seen), 0.0)
         return (tree.edge_move[edges].copy(), visits, winrates,
-                tree.edge_prior[edges].astype(np.float64), scores, real_winrates)
+                tree.edge_prior[edges].astype(np.float64), scores)
 
     def result(self, game, seconds=0.0, stopped_by="playouts"):
         """Return the root's statistics as a SearchResult (win rates as _root_stats gives
-        them: winrate under the game's komi, search_winrate under the search's)."""
-        moves, visits, search_winrates, priors, scores, winrates = self._root_stats()
-        children = [MoveStats(int(m), int(v), float(w), float(p), float(s),
-                              search_winrate=float(sw))
-                    for m, v, w, p, s, sw in zip(moves, visits, winrates, priors, scores,
-                                                 search_winrates)]
+        them)."""
+        moves, visits, winrates, priors, scores = self._root_stats()
+        children = [MoveStats(int(m), int(v), float(w), float(p), float(s))
+                    for m, v, w, p, s in zip(moves, visits, winrates, priors, scores)]
         children.sort(key=lambda m: (m.visits, m.winrate), reverse=True)
         for m in children[:PV_CHILDREN]:
             if m.visits > 0:
@@ -446,10 +412,6 @@ class Search:
         total = sum(m.visits for m in children)
         winrate = sum(m.winrate * m.visits for m in children) / total if total else 0.5
         score = sum(m.score * m.visits for m in children) / total if total else 0.0
-        params = self._params
-        komi = game.scoring_komi
         return SearchResult(children, int(self.tree.counters[C_PLAYOUTS_DONE]), winrate, seconds,
-                            stopped_by, score,
-                            search_komi=komi if params is None else float(params[P_KOMI]),
-                            komi=komi)
+                            stopped_by, score)
 

@@ -1,33 +1,15 @@
 """The search's parameters: SearchConfig, one object that travels from the command line to
-the workers, its as_array, the float64 array the numba kernels read (slots engine.tree.P_*),
-and the komi a search counts under (dynamic komi in handicap games: search_komi)."""
+the workers, and its as_array, the float64 array the numba kernels read (slots
+engine.tree.P_*)."""
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine import board as bd
 from engine import playout as po
 from engine.tree import (DARKFOREST, P_EARLY_STOP, P_EXPAND_VISITS, P_FPU, P_FPU_REDUCTION,
                          P_KOMI, P_NET, P_NOISE, P_PRIOR_EQEX, P_PRIOR_WEIGHT, P_PUCT_C,
-                         P_RAVE_BIAS, P_REAL_KOMI, P_SHAPE_EQEX, P_TOP_CUMULATIVE, P_TOP_K,
-                         P_TREE_POLICY, P_UCT_C, P_VALUE_WEIGHT, P_VIRTUAL_LOSS, PARAM_SLOTS,
-                         TREE_POLICIES)
-
-DYNAMIC_KOMI_MODES = ("linear", "off")
-
-
-def dynamic_komi_moves(size, color):
-    """Return the move by which linear dynamic komi has come back to the game's komi on a
-    size x size board for the engine playing color: Pachi 12.90's table (uct/dynkomi.c),
-    which keeps White's extra komi until move 150 on 19x19 (White should still be behind
-    then, yet have caught up enough not to resign) and Black's until 200."""
-    if size <= 9:
-        return 15
-    if size == 15:
-        return 100
-    if size >= 19:
-        return 200 if color == bd.BLACK else 150
-    return 50
+                         P_RAVE_BIAS, P_SHAPE_EQEX, P_TOP_CUMULATIVE, P_TOP_K, P_TREE_POLICY,
+                         P_UCT_C, P_VALUE_WEIGHT, P_VIRTUAL_LOSS, PARAM_SLOTS, TREE_POLICIES)
 
 
 @dataclass
@@ -78,16 +60,6 @@ class SearchConfig:
     value_weight: float = 0.0
     value_until: int = 200
     early_stop: bool = True        # stop once no other root move can catch the most visited
-    # Dynamic komi in handicap games (Pachi's dynkomi=linear, darkforest's on KGS): the search
-    # counts its playouts and feeds the value head under a komi that gives White stone_value
-    # points a handicap stone (less the komi White already gets), falling linearly to the
-    # game's komi by dynamic_komi_moves. Without it, White giving stones sees every move lost
-    # and cannot tell them apart, and Black taking them sees every move won and plays slack.
-    # Pachi's values: a stone is worth about 14 points, counted lower so that White is not
-    # too pessimistic nor Black too optimistic. Even games are left alone.
-    dynamic_komi: str = "linear"
-    stone_value_white: float = 8.0     # when the engine plays White
-    stone_value_black: float = 12.0    # when the engine plays Black
     # With the network: give a futile ladder escape (engine.ladder.caught_escapes: extending
     # a chain in atari into a ladder that catches it) no prior, so the tree never runs a lost
     # ladder out for either side (benchmarks/RESULTS.md G3, S3).
@@ -135,32 +107,11 @@ class SearchConfig:
         values (value_weight_at); when not, the network server skips the value head."""
         return self.value_weight_at(moves_played) > 0
 
-    def search_komi(self, komi, game_komi, handicap, moves_played, color, size):
-        """Return the komi a search for color counts its playouts under, where komi is the
-        game's scoring komi and game_komi the komi the game was set up with (without a
-        rules' handicap compensation): komi itself in an even game, with dynamic_komi off,
-        and from dynamic_komi_moves on; before, komi plus the handicap's worth to White
-        (handicap stones of stone_value points and half a point, less game_komi), a share
-        of it that falls linearly with the moves played (counting the handicap stones, as
-        Pachi does)."""
-        if self.dynamic_komi == "off" or handicap < 2:
-            return komi
-        span = dynamic_komi_moves(size, color)
-        played = moves_played + handicap
-        if played >= span:
-            return komi
-        value = self.stone_value_white if color == bd.WHITE else self.stone_value_black
-        worth = max(0.0, handicap * value + 0.5 - game_komi)
-        # Whole points: a komi of half points keeps jigo out of the playouts, as the game's.
-        return komi + float(round(worth * (span - played) / span))
-
-    def as_array(self, komi, net=False, size=19, moves_played=0, real_komi=None):
+    def as_array(self, komi, net=False, size=19, moves_played=0):
         """Return the float64 parameter array the numba workers read. With net, leaves are
         expanded by the network server (top moves by prior) and tree_policy applies; without,
         selection is darkforest's UCB1 with RAVE and heuristic priors. moves_played, the
-        game's moves so far, sets the value's weight (value_weight_at). komi is the one the
-        playouts are counted under, real_komi the game's (default komi), under which the
-        tree also counts each playout's win (dynamic komi: search_komi)."""
+        game's moves so far, sets the value's weight (value_weight_at)."""
         if self.tree_policy not in TREE_POLICIES:
             raise ValueError(f"unknown tree policy {self.tree_policy!r}")
         top_k, _, cumulative = self.breadth()
@@ -171,7 +122,6 @@ class SearchConfig:
         params[P_EXPAND_VISITS] = self.net_expand_visits if net else self.expand_visits_for(size)
         params[P_VIRTUAL_LOSS] = self.virtual_loss
         params[P_KOMI] = komi
-        params[P_REAL_KOMI] = komi if real_komi is None else real_komi
         params[P_PRIOR_WEIGHT] = self.net_prior_weight if net else self.prior_weight
         params[P_NET] = 1.0 if net else 0.0
         params[P_TOP_K] = top_k if net else 1 << 30

@@ -14,11 +14,6 @@ say otherwise). With a value head, the net's evaluation of each expanded leaf is
 along its path into separate statistics and mixed with the playouts' win rate (AlphaGo).
 Each playout's final score is backed up too, for the mean scores the search reports.
 
-The playouts are scored under the search's komi (P_KOMI), which dynamic komi
-(engine.search_config.SearchConfig.search_komi) may set apart from the game's (P_REAL_KOMI) in
-a handicap game; each playout's win and score under the game's komi are backed up, for the
-win rates and scores the search reports.
-
 The kernels read their settings from a float64 array whose slots are the P_* constants here
 (engine.search_config.SearchConfig.as_array fills it); engine.search drives them.
 """
@@ -40,8 +35,8 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 # Slots of the float64 parameter array handed to the workers.
 (P_UCT_C, P_FPU, P_NOISE, P_EXPAND_VISITS, P_VIRTUAL_LOSS, P_KOMI, P_PRIOR_WEIGHT, P_NET,
  P_TOP_K, P_TOP_CUMULATIVE, P_RAVE_BIAS, P_PRIOR_EQEX, P_TREE_POLICY, P_PUCT_C,
- P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SHAPE_EQEX, P_REAL_KOMI) = range(19)
-PARAM_SLOTS = 19
+ P_FPU_REDUCTION, P_VALUE_WEIGHT, P_EARLY_STOP, P_SHAPE_EQEX) = range(18)
+PARAM_SLOTS = 18
 # Search steps between checks whether the move is decided (see decided).
 DECIDED_CHECK_EVERY = 64
 # What a worker writes into the stop flag when it finds the move decided (others write 1).
@@ -77,9 +72,7 @@ Tree = namedtuple("Tree", [
     "edge_child",    # int32[edges]: node reached by the move, -1 until first visited
     "edge_value_visits",  # int32[edges]: network evaluations of leaves below the edge
     "edge_value_wins",    # int32[edges]: their value for the mover, VALUE_SCALE per win
-    "edge_score_sum",     # int64[edges]: the mover's final playout scores under the game's
-                          # komi (P_REAL_KOMI), in half points
-    "edge_real_wins",     # int32[edges]: edge_wins under the game's komi (P_REAL_KOMI)
+    "edge_score_sum",     # int64[edges]: the mover's final playout scores, in half points
     "counters",      # int64[4]: nodes used, edges used, playouts done, playouts claimed
 ])
 # Heuristic prior playouts are stored as int32 half-points (up to 9 x eqex): keep them far
@@ -107,7 +100,6 @@ def new_tree(max_nodes, max_edges):
         edge_value_visits=np.zeros(max_edges, np.int32),
         edge_value_wins=np.zeros(max_edges, np.int32),
         edge_score_sum=np.zeros(max_edges, np.int64),
-        edge_real_wins=np.zeros(max_edges, np.int32),
         counters=np.zeros(4, np.int64),
     )
 
@@ -271,7 +263,6 @@ def fill_edges(tree, node, b, allowed, priors, top_k, cumulative, patterns, eqex
         tree.edge_value_visits[e] = 0
         tree.edge_value_wins[e] = 0
         tree.edge_score_sum[e] = 0
-        tree.edge_real_wins[e] = 0
         tree.edge_prior[e] = priors[moves[i]] / total if total > 0 else 1.0 / n
         if eqex > 0:
             tree.edge_prior_visits[e], tree.edge_prior_wins[e] = heuristic_prior(
@@ -451,13 +442,10 @@ def _half_points(winner, mover):
 
 @njit(**bd.NO_ALLOC)
 def backup(tree, path_nodes, path_edges, depth, root_color, winner, score, params):
-    """Add one finished playout (its winner and Black's area score, both under the search's
-    komi P_KOMI) to every node and edge on the path, with its winner under the game's komi
-    P_REAL_KOMI, and drop its virtual loss."""
+    """Add one finished playout (its winner and Black's area score) to every node and edge
+    on the path and drop its virtual loss."""
     vl = np.int32(params[P_VIRTUAL_LOSS])
-    real_score = score + params[P_KOMI] - params[P_REAL_KOMI]
-    half_points = np.int64(round(2.0 * real_score))
-    real_winner = bd.BLACK if real_score > 0 else (bd.WHITE if real_score < 0 else 0)
+    half_points = np.int64(round(2.0 * score))
     mover = root_color
     for i in range(depth + 1):
         if path_nodes[i] >= 0:
@@ -467,7 +455,6 @@ def backup(tree, path_nodes, path_edges, depth, root_color, winner, score, param
         e = path_edges[i]
         atomic_add(tree.edge_score_sum, e, half_points if mover == bd.BLACK else -half_points)
         atomic_add(tree.edge_wins, e, _half_points(winner, mover))
-        atomic_add(tree.edge_real_wins, e, _half_points(real_winner, mover))
         atomic_add(tree.edge_visits, e, 1)
         atomic_add(tree.edge_virtual, e, -vl)
         mover = 3 - mover
