@@ -94,6 +94,12 @@ def komi_for(colors, komi):
     return np.where(colors == bd.WHITE, komi, -komi).astype(np.float32)
 
 
+def at_least_fp32(t):
+    """Return t in float32, or as it is in float64: outputs leave bf16 autocast in float32,
+    and a float64 network (Policy.use_float64) keeps its precision to the end."""
+    return t if t.dtype == torch.float64 else t.float()
+
+
 class ValueHead(nn.Module):
     """Trunk -> its own `convs` 3x3 blocks (conv, ReLU, batch-norm) -> 1x1 conv -> mean and
     max over the board, with the komi -> two linear layers -> tanh: the expected result for
@@ -119,16 +125,17 @@ class ValueHead(nn.Module):
         self.out = nn.Linear(self.HIDDEN, 1)
 
     def forward(self, h, komi):
-        """Return (value [B] in float32, ownership [B, N*N] in float32 or None)."""
+        """Return (value [B], ownership [B, N*N] or None), in float32 (float64 for a float64
+        network)."""
         t = self.tower(h)
         v = F.relu(self.conv(t)).flatten(2)
         inputs = [v.mean(-1), v.amax(-1), (komi / KOMI_SCALE).to(v.dtype)[:, None]]
         own = None
         if self.ownership is not None:
-            own = torch.tanh(self.ownership(t).flatten(1).float())
+            own = torch.tanh(at_least_fp32(self.ownership(t).flatten(1)))
             inputs.append((own.sum(-1, keepdim=True) / KOMI_SCALE).to(v.dtype))
         pooled = torch.cat(inputs, 1)
-        value = torch.tanh(self.out(F.relu(self.hidden(pooled))).squeeze(1).float())
+        value = torch.tanh(at_least_fp32(self.out(F.relu(self.hidden(pooled))).squeeze(1)))
         return value, own
 
 
@@ -183,13 +190,13 @@ class PolicyNet(nn.Module):
     def heads(self, h, mask=None):
         """Return (log-probabilities, ownership or None, None) from the trunk's output h: the
         move and ownership heads of forward, for training a value head on a frozen trunk."""
-        logits = self.policy(h).flatten(2).float()
+        logits = at_least_fp32(self.policy(h).flatten(2))
         if mask is not None:
             first = logits[:, 0].masked_fill(~mask, float("-inf"))
             logits = torch.cat([first.unsqueeze(1), logits[:, 1:]], dim=1)
         logp = F.log_softmax(logits, dim=-1)
-        own = torch.tanh(self.ownership(h).flatten(1).float()) if self.ownership is not None \
-            else None
+        own = torch.tanh(at_least_fp32(self.ownership(h).flatten(1))) \
+            if self.ownership is not None else None
         return logp, own, None
 
 
@@ -445,10 +452,10 @@ def symmetric_forward(model, x, mask, symmetries=1, komi=None, value=True):
                        for k in range(symmetries)])
     komis = None if komi is None else komi.repeat(symmetries)
     logp, own, value = model(xs.contiguous(), masks.contiguous(), komis, value)
-    probs = _turn_back(logp[:, 0].float().exp(), symmetries, n)
+    probs = _turn_back(at_least_fp32(logp[:, 0]).exp(), symmetries, n)
     # Illegal points stay at probability 0 (log -inf), as with one symmetry.
-    own = None if own is None else _turn_back(own.float(), symmetries, n)
-    value = None if value is None else value.float().reshape(symmetries, batch).mean(0)
+    own = None if own is None else _turn_back(at_least_fp32(own), symmetries, n)
+    value = None if value is None else at_least_fp32(value).reshape(symmetries, batch).mean(0)
     return probs.masked_fill(~mask.bool(), 0.0).log(), own, value
 
 
@@ -509,6 +516,15 @@ class Policy:
         twin.meta = self.meta
         return twin
 
+    def use_float64(self):
+        """Evaluate in float64 from here on (bf16 off), rounding only the outputs to float32.
+        For games that must replay alike on every CPU: float32 convolutions sum in an order
+        that depends on the vector unit (AVX2, AVX-512), and differences of one unit in the
+        last place flip near-ties in the search; in float64 they stay below float32's
+        rounding."""
+        self.model = self.model.double()
+        self.bf16 = False
+
     @property
     def has_value(self):
         """Whether the net has a value head."""
@@ -527,7 +543,7 @@ class Policy:
         mask = feat.legal_masks(boards, colors)
         empty = ~mask.any(axis=1)
         mask[empty] = True  # no legal point: avoid NaN; callers pass in that case
-        xt = torch.from_numpy(x).to(self.device)
+        xt = torch.from_numpy(x).to(self.device, next(self.model.parameters()).dtype)
         mt = torch.from_numpy(mask).to(self.device)
         kt = torch.from_numpy(komi_for(colors, komi)).to(self.device)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):

@@ -5,11 +5,13 @@ Each game is played by one engine with both colours, built through gtp_main's pa
 flags -> config path is exercised), with --threads 1 and a seed; with the network, under
 --deterministic: without it leaves are expanded when the evaluation server's thread answers
 while the search thread plays on, so the tree depends on thread timing (the network's numbers
-do not: a batch of 1 and of 16 give identical priors), and with the network in fp32. The file
-was recorded at commit c051a8c, before issues 77 and 78 split the search and pruned its flags;
-the games with the network were recorded again at 9e82cc3, whose search plays as c051a8c's,
-in fp32: at c051a8c they ran in bf16, whose rounding differs between CPUs (AMX, AVX512-BF16)
-and flipped near-ties, so that they replayed only on the recording machine's kind.
+do not: a batch of 1 and of 16 give identical priors), and with the network in float64. The
+file was recorded at commit c051a8c, before issues 77 and 78 split the search and pruned its
+flags; the games with the network were recorded again at 9e82cc3, whose search plays as
+c051a8c's, in fp32. They replay in float64 (Policy.use_float64), move for move, on an AMD
+EPYC too, where fp32 played 9x9_net differently from move 62: the network's rounding differs
+between CPUs (bf16 with AMX or AVX512-BF16 or without it, fp32 with AVX-512 or AVX2), and
+the differences flip near-ties; in float64 they stay below the outputs' float32 rounding.
 test_replay.py replays every game and asserts the same moves, so a refactor that changes what
 the defaults play shows up as a changed move (and a search that stops repeating itself, too).
 
@@ -50,8 +52,11 @@ def play(flags, max_moves):
     """Return the moves of a game the engine built from flags plays with both colours, Black
     first, until two passes in a row, a resignation or max_moves."""
     args = gtp_main.build_parser().parse_args(flags)
-    # fp32: the module docstring says why.
-    engine = gtp_main.build_engine(args, gtp_main.load_evaluator(args, bf16="off"))
+    # float64: the module docstring says why.
+    evaluator = gtp_main.load_evaluator(args)
+    if evaluator is not None:
+        evaluator.use_float64()
+    engine = gtp_main.build_engine(args, evaluator)
     moves, color = [], "b"
     try:
         while len(moves) < max_moves:

@@ -315,6 +315,27 @@ def test_policy_values_for_the_side_to_move():
     np.testing.assert_array_equal(skipped, priors)
 
 
+@pytest.mark.parametrize("symmetries", [1, 8])
+def test_a_float64_policy_computes_in_float64_and_answers_in_float32(symmetries):
+    game = Game(9)
+    game.play(game.to_play, game.parse_vertex("E5"))
+    boards = [game.board, Game(9).board]
+    single = nm.Policy(model=tiny(), device="cpu", bf16="off", symmetries=symmetries)
+    single_priors, single_values = single.point_evaluate(boards, komi=7.5)
+    double = nm.Policy(model=tiny(), device="cpu", bf16="on", symmetries=symmetries)
+    double.use_float64()
+    priors, values = double.point_evaluate(boards, komi=7.5)
+    assert not double.bf16 and priors.dtype == values.dtype == np.float32
+    np.testing.assert_allclose(priors, single_priors, rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(values, single_values, rtol=1e-4, atol=1e-6)
+    # The heads keep float64: only evaluate's answer is rounded to float32.
+    x = torch.from_numpy(feat.extract(boards)).double()
+    mask = torch.from_numpy(feat.legal_masks(boards, [2, 1]))
+    logp, _, value = nm.symmetric_forward(double.model, x, mask, symmetries,
+                                          torch.tensor([7.5, -7.5]))
+    assert logp.dtype == value.dtype == torch.float64
+
+
 def counted_value_head(model):
     """Return a list that gains an item each time model's value head runs."""
     calls = []
