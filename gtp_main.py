@@ -24,7 +24,7 @@ from engine.player import Player, PlayerConfig
 from engine.search_config import SearchConfig
 from engine.shapes import DEFAULT_SHAPES, cached_model
 from engine.warmup import Warmup
-from nets import DEFAULT_WEIGHTS, POLICY_ONLY_WEIGHTS
+from nets import DEFAULT_WEIGHTS, NET_BACKENDS, POLICY_ONLY_WEIGHTS
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # A tree's edge slots per node slot (the config key max_nodes sets both pools).
@@ -95,10 +95,10 @@ def build_parser():
     p.add_argument("--threads", type=auto_or_count, default="auto", metavar="auto|N",
                    help="search threads running playouts in parallel; 'auto': one per CPU "
                         "this process may use (its CPU affinity, capped by a cgroup CPU "
-                        "quota), half of them with the network. With the network, torch gets "
-                        "the CPUs the search threads leave, at least 1 (with --policy-only, "
-                        "all of them). Moves repeat under --seed only with --threads 1; "
-                        "default auto")
+                        "quota), half of them with the network on the CPU, all of them with "
+                        "it on a GPU. With the network on the CPU it gets the CPUs the "
+                        "search threads leave, at least 1 (with --policy-only, all of them). "
+                        "Moves repeat under --seed only with --threads 1; default auto")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed: the same seed, flags and commands give the same moves "
                         "with --threads 1, with the network only under --deterministic (else "
@@ -125,6 +125,10 @@ def build_parser():
                    help="where the network runs: 'auto' takes CUDA when torch sees a GPU; on "
                         "CUDA each GPU gets a copy of the network and its own evaluation "
                         "server")
+    p.add_argument("--net-backend", choices=NET_BACKENDS, default="auto",
+                   help="what runs the network: 'auto' takes ONNX Runtime on a CPU without "
+                        "fast bf16 where onnxruntime is installed (faster there), torch "
+                        "elsewhere; 'torch'; 'onnx' (CPU only)")
     p.add_argument("--policy-only", action="store_true",
                    help="play the network's best legal move without search (needs weights); "
                         "pass when the opponent passed and passing does not lose, resign "
@@ -253,26 +257,43 @@ def usable_cpus(root="/sys/fs/cgroup", membership="/proc/self/cgroup"):
     return max(1, cpus)
 
 
-def split_threads(threads, cpus, policy_only=False, network=False):
+def split_threads(threads, cpus, policy_only=False, network=False, gpu=False):
     """Return (search threads, network threads) for --threads (an int or 'auto') on cpus
     usable CPUs. 'auto' runs one search thread per CPU without the network, and half of them
-    (at least 1) with it: the network server's thread is busy too, and at a fixed playout
-    budget two search threads with one network thread on 2 CPUs won 3 of 10 games against one
-    search thread (benchmarks/history/). torch's intra-op threads take the CPUs the search
-    threads leave, at least 1, and all of them with policy_only (no search)."""
+    (at least 1) with it on the CPU: the network server's thread is busy too, and at a fixed
+    playout budget two search threads with one network thread on 2 CPUs won 3 of 10 games
+    against one search thread (benchmarks/history/). The network's intra-op threads (torch's
+    or ONNX Runtime's) take the CPUs the search threads leave, at least 1, and all of them
+    with policy_only (no search). With the network on a GPU (gpu=True) its server's thread
+    waits on the device, not on a core, so 'auto' gives every CPU to the search and the
+    network one thread."""
     if threads != "auto":
         search = threads
-    elif network and not policy_only:
+    elif network and not policy_only and not gpu:
         search = max(1, cpus // 2)
     else:
         search = cpus
-    return search, cpus if policy_only else max(1, cpus - search)
+    if policy_only:
+        return search, cpus
+    return search, 1 if network and gpu else max(1, cpus - search)
+
+
+def network_on_gpu(args):
+    """Whether the flags put a network on CUDA (--device cuda, or auto where torch sees a
+    GPU); torch is imported only when a network is asked for."""
+    if args.net == "none" or args.device == "cpu":
+        return False
+    if args.device == "cuda":
+        return True
+    import torch
+    return torch.cuda.is_available()
 
 
 def thread_plan(args):
     """Return (search threads, network threads, usable CPUs) for parsed arguments."""
     cpus = usable_cpus()
-    return (*split_threads(args.threads, cpus, args.policy_only, args.net != "none"), cpus)
+    return (*split_threads(args.threads, cpus, args.policy_only, args.net != "none",
+                           network_on_gpu(args)), cpus)
 
 
 def log_thread_plan(args, evaluator):
@@ -286,7 +307,8 @@ def log_thread_plan(args, evaluator):
         log.info("network threads %d (policy only; %d usable CPUs)", network, cpus)
         return
     log.info("search threads %d%s (%s)", search,
-             "" if evaluator is None else f", network threads {network}", how)
+             "" if evaluator is None else f", network threads {network} on {evaluator.backend}",
+             how)
     if search > cpus:
         log.warning("%d search threads on %d usable CPUs: more threads than CPUs", search,
                     cpus)
@@ -373,7 +395,7 @@ def load_evaluator(args, bf16="auto"):
         if symmetries == cf.AUTO:
             symmetries = 8 if args.policy_only else 1
         policy = Policy(path, device=args.device, threads=threads, symmetries=symmetries,
-                        bf16=bf16)
+                        bf16=bf16, backend=args.net_backend)
     except (WeightsError, OSError, RuntimeError) as exc:
         raise ValueError(f"cannot use weights {path}: {exc}") from None
     if uses_value(args) and not args.policy_only and not policy.has_value:

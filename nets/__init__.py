@@ -1,5 +1,6 @@
 """The network half: features, model, data, training, evaluation server; and where the shipped
-weights are (here, so that gtp_main's --help names them without importing torch)."""
+weights are and what can run them (here, so that gtp_main's --help names them without
+importing torch)."""
 import os
 
 import engine  # noqa: F401  (sets numba's cache folder before numba is imported)
@@ -16,3 +17,5 @@ POLICY_ONLY_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu10.pt")
 # weights/history.md): where a GPU lease (nets.lease) starts. Not used in play: it won 20 of
 # 40 against cpu_value.pt (benchmarks/RESULTS.md S4), no better.
 LADDER_WEIGHTS = os.path.join(_WEIGHTS_DIR, "cpu_value_ladder.pt")
+# What can run the network (nets.model.resolve_backend): torch, or ONNX Runtime (nets.onnx_net).
+NET_BACKENDS = ("auto", "torch", "onnx")

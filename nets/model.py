@@ -19,8 +19,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from engine import board as bd
-from nets import DEFAULT_WEIGHTS
+from nets import DEFAULT_WEIGHTS, NET_BACKENDS
 from nets import features as feat
+from nets import onnx_net
+from nets.onnx_net import OnnxNet
 
 CONFIGS = {
     # Tian & Zhu's d=12, w=384 network: 5x5x92, 10 x 3x3x384, 3x3 head with k=3.
@@ -435,6 +437,28 @@ def bf16_supported(device):
 
 # Evaluator ------------------------------------------------------------------------------
 
+def resolve_backend(backend, device, bf16):
+    """Return 'torch' or 'onnx' (nets.onnx_net) for backend 'auto', 'torch' or 'onnx' on a
+    resolved device, with bf16 autocast on or off. auto takes ONNX Runtime on a CPU without
+    fast bf16 where onnxruntime and onnx are installed (it evaluates the search's batches
+    faster there, benchmarks/RESULTS.md), torch elsewhere: on CUDA, and with bf16 on AMX or
+    AVX512-BF16 CPUs, not yet measured against it. ValueError for onnx on CUDA or without
+    the packages."""
+    if backend not in NET_BACKENDS:
+        raise ValueError(f"unknown network backend {backend!r}; choose one of "
+                         f"{', '.join(NET_BACKENDS)}")
+    if backend == "auto":
+        return "onnx" if device.type == "cpu" and not bf16 and onnx_net.available() \
+            else "torch"
+    if backend == "onnx":
+        if device.type != "cpu":
+            raise ValueError("the onnx backend runs on the CPU; use torch with CUDA")
+        if not onnx_net.available():
+            raise ValueError("the onnx backend needs the onnxruntime and onnx packages "
+                             "(pip install onnxruntime onnx)")
+    return backend
+
+
 def symmetric_forward(model, x, mask, symmetries=1, komi=None, value=True):
     """Return (log-probabilities of head 1 [B, N*N], ownership [B, N*N] or None, value [B] or
     None) for input planes x [B, C, N, N], legal masks [B, N*N] and komi [B] for the side to
@@ -481,13 +505,14 @@ class Policy:
     """Batched evaluator for the search: engine boards in, priors over board points out."""
 
     def __init__(self, weights=None, device="auto", threads=None, model=None, bf16="auto",
-                 symmetries=1):
+                 symmetries=1, backend="torch"):
         """Load weights (default DEFAULT_WEIGHTS) or wrap a given model; WeightsError if bad.
 
         bf16: 'auto' (bf16 autocast where the hardware has fast bf16: AMX CPUs, CUDA), 'on',
-        'off'. threads sets torch's (process-wide) intra-op thread count. symmetries: 1
-        evaluates each position as it stands; 8 averages the outputs over the 8 rotations and
-        reflections (8 times the work, a steadier and more accurate policy)."""
+        'off'. threads sets torch's (process-wide) intra-op thread count, and ONNX Runtime's
+        for this network. symmetries: 1 evaluates each position as it stands; 8 averages the
+        outputs over the 8 rotations and reflections (8 times the work, a steadier and more
+        accurate policy). backend: 'torch', 'onnx' or 'auto' (resolve_backend)."""
         if symmetries not in (1, 8):
             raise ValueError(f"symmetries must be 1 or 8, got {symmetries}")
         self.symmetries = symmetries
@@ -503,7 +528,12 @@ class Policy:
         else:
             self.meta = {}
             model = model.to(self.device).eval()
+        self.backend = resolve_backend(backend, self.device, self.bf16)
+        if self.backend == "onnx":
+            self.bf16 = False
+            model = OnnxNet(model, threads)
         self.model = model
+        self.dtype = torch.float32
         self.rank = model.config["rank"]
         self.edge = model.config["edge"]
         self.ladder = model.config.get("ladder", False)
@@ -511,8 +541,10 @@ class Policy:
     def replica(self, device):
         """Return a Policy with a copy of this one's network on another device (a second GPU,
         so that the search can keep one evaluation server a device), evaluating alike."""
-        twin = Policy(model=copy.deepcopy(self.model), device=device,
-                      bf16="on" if self.bf16 else "off", symmetries=self.symmetries)
+        net = self.model.net if self.backend == "onnx" else self.model
+        twin = Policy(model=copy.deepcopy(net), device=device,
+                      bf16="on" if self.bf16 else "off", symmetries=self.symmetries,
+                      backend=self.backend)
         twin.meta = self.meta
         return twin
 
@@ -522,7 +554,10 @@ class Policy:
         that depends on the vector unit (AVX2, AVX-512), and differences of one unit in the
         last place flip near-ties in the search; in float64 they stay below float32's
         rounding."""
+        if self.backend != "torch":
+            raise ValueError("float64 evaluation needs the torch backend")
         self.model = self.model.double()
+        self.dtype = torch.float64
         self.bf16 = False
 
     @property
@@ -543,7 +578,7 @@ class Policy:
         mask = feat.legal_masks(boards, colors)
         empty = ~mask.any(axis=1)
         mask[empty] = True  # no legal point: avoid NaN; callers pass in that case
-        xt = torch.from_numpy(x).to(self.device, next(self.model.parameters()).dtype)
+        xt = torch.from_numpy(x).to(self.device, self.dtype)
         mt = torch.from_numpy(mask).to(self.device)
         kt = torch.from_numpy(komi_for(colors, komi)).to(self.device)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):

@@ -52,7 +52,8 @@ def play(flags, max_moves):
     """Return the moves of a game the engine built from flags plays with both colours, Black
     first, until two passes in a row, a resignation or max_moves."""
     args = gtp_main.build_parser().parse_args(flags)
-    # float64: the module docstring says why.
+    # torch in float64: the module docstring says why.
+    args.net_backend = "torch"
     evaluator = gtp_main.load_evaluator(args)
     if evaluator is not None:
         evaluator.use_float64()

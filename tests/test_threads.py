@@ -1,7 +1,8 @@
 """--threads auto|N: the CPUs this process may use (affinity, cgroup quota), their split between
-search threads and the network's torch threads, and the flag's parsing."""
+search threads and the network's threads (by where the network runs), and the flag's parsing."""
 import logging
 import os
+from types import SimpleNamespace
 
 import pytest
 
@@ -94,6 +95,33 @@ def test_auto_splits_the_usable_cpus_between_search_and_network(threads, cpus, p
     assert gtp_main.split_threads(threads, cpus, policy_only, network) == split
 
 
+@pytest.mark.parametrize("threads, cpus, split", [
+    ("auto", 2, (2, 1)),     # the server waits on the GPU: every CPU searches
+    ("auto", 16, (16, 1)),
+    (4, 16, (4, 1)),
+])
+def test_with_the_network_on_a_gpu_auto_gives_the_search_every_cpu(threads, cpus, split):
+    assert gtp_main.split_threads(threads, cpus, network=True, gpu=True) == split
+    assert gtp_main.split_threads(threads, cpus, policy_only=True, network=True,
+                                  gpu=True)[1] == cpus
+
+
+@pytest.mark.parametrize("flags, gpu", [
+    (["--device", "cuda"], True), (["--device", "cpu"], False),
+    (["--device", "cuda", "--net", "none"], False), ([], False),
+])
+def test_the_plan_knows_where_the_network_runs(monkeypatch, flags, gpu):
+    import torch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(gtp_main, "usable_cpus", lambda: 8)
+    args = gtp_main.build_parser().parse_args(flags)
+    assert gtp_main.network_on_gpu(args) == gpu
+    assert gtp_main.thread_plan(args) == ((8, 1, 8) if gpu else (8, 1, 8) if "none" in flags
+                                          else (4, 4, 8))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert gtp_main.network_on_gpu(gtp_main.build_parser().parse_args([]))
+
+
 def test_the_default_is_auto_and_the_search_gets_the_usable_cpus(monkeypatch):
     monkeypatch.setattr(gtp_main, "usable_cpus", lambda: 3)
     args = gtp_main.build_parser().parse_args(["--net", "none", "--seed", "1"])
@@ -120,14 +148,15 @@ def test_the_choice_is_logged_with_its_reason(monkeypatch, caplog):
     monkeypatch.setattr(gtp_main, "usable_cpus", lambda: 2)
     parse = gtp_main.build_parser().parse_args
     with caplog.at_level(logging.INFO, logger="gtp_main"):
-        gtp_main.log_thread_plan(parse([]), evaluator=object())
+        gtp_main.log_thread_plan(parse([]), evaluator=SimpleNamespace(backend="onnx"))
         gtp_main.log_thread_plan(parse(["--net", "none"]), evaluator=None)
-        gtp_main.log_thread_plan(parse(["--threads", "1", "--seed", "3"]), evaluator=object())
+        gtp_main.log_thread_plan(parse(["--threads", "1", "--seed", "3"]),
+                                 evaluator=SimpleNamespace(backend="torch"))
         gtp_main.log_thread_plan(parse(["--threads", "2", "--seed", "3"]), evaluator=None)
     assert caplog.messages == [
-        "search threads 1, network threads 1 (auto: 2 usable CPUs)",
+        "search threads 1, network threads 1 on onnx (auto: 2 usable CPUs)",
         "search threads 2 (auto: 2 usable CPUs)",
-        "search threads 1, network threads 1 (--threads 1; 2 usable CPUs)",
+        "search threads 1, network threads 1 on torch (--threads 1; 2 usable CPUs)",
         "search threads 2 (--threads 2; 2 usable CPUs)",
         "--seed with 2 search threads: moves depend on thread timing; --threads 1 repeats them",
     ]

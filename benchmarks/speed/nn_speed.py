@@ -2,11 +2,14 @@
 forward pass and priors in numpy. One JSON line last.
 
     python -m benchmarks.speed.nn_speed --batch 16 --device cpu [--weights PATH] [--threads 2] \
-        [--value]
+        [--value] [--backend torch|onnx]
 
 --value times the values too, as a search that reads them asks (value_weight > 0
 with a weights file that has a value head); without it the value head is skipped, as the
-search skips it when it reads no values.
+search skips it when it reads no values. --backend picks what runs the network, as the
+engine's --net-backend does (default auto: ONNX Runtime on a CPU without fast bf16).
+positions_per_core_s divides by the CPU seconds this process used, so that a figure taken
+beside other work, or with more threads than cores, still counts what one core does.
 """
 import argparse
 import json
@@ -16,7 +19,7 @@ import time
 import torch
 
 from engine.game import Game
-from nets import DEFAULT_WEIGHTS
+from nets import DEFAULT_WEIGHTS, NET_BACKENDS
 from nets import features as feat
 from nets import model as nm
 
@@ -69,6 +72,8 @@ def main(argv=None):
     p.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
                    help="bf16 autocast (auto: where the hardware has fast bf16, as the engine "
                         "runs the net); default auto, 'off' times fp32")
+    p.add_argument("--backend", choices=NET_BACKENDS, default="auto",
+                   help="what runs the network (nets.model.resolve_backend); default auto")
     p.add_argument("--seconds", type=float, default=10.0, help="timed duration")
     p.add_argument("--value", action="store_true",
                    help="evaluate the value head too (an error without one)")
@@ -77,16 +82,17 @@ def main(argv=None):
         torch.set_num_threads(args.threads)
     if args.config and not args.weights:
         policy = nm.Policy(model=nm.PolicyNet(nm.make_config(args.config)), device=args.device,
-                           bf16=args.bf16)
+                           bf16=args.bf16, threads=args.threads or None, backend=args.backend)
         source = f"config {args.config} (untrained)"
     else:
-        policy = nm.Policy(args.weights or DEFAULT_WEIGHTS, device=args.device, bf16=args.bf16)
+        policy = nm.Policy(args.weights or DEFAULT_WEIGHTS, device=args.device, bf16=args.bf16,
+                           threads=args.threads or None, backend=args.backend)
         source = args.weights or DEFAULT_WEIGHTS
     if args.value and not policy.has_value:
         p.error(f"--value: {source} has no value head")
     batches = board_batches(args.batch)
     dev = policy.device
-    count, total, _ = timed_batches(policy, batches, args.seconds, args.value)
+    count, total, cpu = timed_batches(policy, batches, args.seconds, args.value)
     fstart = time.perf_counter()
     for i in range(count):
         feat.extract(batches[i % len(batches)], rank=policy.rank, edge=policy.edge,
@@ -95,10 +101,12 @@ def main(argv=None):
     features_s = time.perf_counter() - fstart
     print(json.dumps({
         "positions_per_s": round(count * args.batch / total, 1),
+        "positions_per_core_s": round(count * args.batch / cpu, 1),
         "ms_per_batch": round(1000 * total / count, 3),
         "features_ms_per_batch": round(1000 * features_s / count, 3),
         "batch": args.batch, "device": str(dev), "threads": torch.get_num_threads(),
-        "bf16": policy.bf16, "weights": source, "value": args.value, "batches": count,
+        "bf16": policy.bf16, "backend": policy.backend, "weights": source, "value": args.value,
+        "batches": count,
     }))
 
 

@@ -1,0 +1,125 @@
+"""The network on ONNX Runtime: a PolicyNet exported to an ONNX graph in memory and run by
+ONNX Runtime's CPU kernels, standing in for the torch module wherever the Policy evaluator and
+nets.model.symmetric_forward call it.
+
+On the CPU, ONNX Runtime runs this network faster than torch at the batch sizes the search
+sends, with the same answers up to float rounding (benchmarks/speed/nn_speed.py --backend;
+benchmarks/RESULTS.md). The graph is exported from the loaded weights when the engine starts
+(about a second), so any weights file runs on it; exporting needs the onnx package, running
+needs onnxruntime. CUDA keeps torch.
+"""
+import io
+import warnings
+
+import numpy as np
+import torch
+
+OPSET = 17
+
+
+def available():
+    """Return True when onnxruntime and onnx (which the export needs) import."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class _Exported(torch.nn.Module):
+    """The part of PolicyNet.forward the search reads, as a graph with tensors only: head 1's
+    log-probabilities, then the ownership and the value where the net has them."""
+
+    def __init__(self, net, value):
+        super().__init__()
+        self.net = net
+        self.with_value = value
+
+    def forward(self, x, mask, komi):
+        logp, own, value = self.net(x, mask, komi, self.with_value)
+        return tuple(t for t in (logp[:, 0], own, value) if t is not None)
+
+
+def export(net, value):
+    """Return the ONNX graph (bytes) of net's head-1 log-probabilities, ownership (if any) and
+    value (with value=True and a value head), for any batch and board size, and the names of
+    its outputs in that order."""
+    size = 19
+    planes = net.trunk[0].in_channels
+    x = torch.zeros(1, planes, size, size)
+    mask = torch.ones(1, size * size, dtype=torch.bool)
+    komi = torch.zeros(1)
+    module = _Exported(net, value).eval()
+    with torch.inference_mode():
+        count = len(module(x, mask, komi))
+    names = ["logp", "own", "value"] if count == 3 else \
+        ["logp", "value" if value and net.value is not None else "own"] if count == 2 else \
+        ["logp"]
+    axes = {"x": {0: "batch", 2: "height", 3: "width"}, "mask": {0: "batch", 1: "points"},
+            "komi": {0: "batch"}}
+    for name in names:
+        axes[name] = {0: "batch"} if name == "value" else {0: "batch", 1: "points"}
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        # The TorchScript exporter is deprecated in favour of one that needs onnxscript; it
+        # exports this plain convolutional graph exactly.
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, (x, mask, komi), buffer, dynamo=False, opset_version=OPSET,
+                          input_names=["x", "mask", "komi"], output_names=names,
+                          dynamic_axes=axes)
+    return buffer.getvalue(), names
+
+
+class OnnxNet:
+    """A PolicyNet's stand-in on ONNX Runtime: called as the module is (x, mask, komi, value)
+    with torch tensors on the CPU, it answers alike (log-probabilities [B, 1, N*N] of head 1
+    only, ownership or None, value or None) in float32, and carries the net's config.
+
+    The graph with the value head (where the net has one) is exported at once; the one
+    without it when first asked for, so that value=False skips the head as PolicyNet does."""
+
+    def __init__(self, net, threads=None):
+        import onnxruntime as ort
+        self._ort = ort
+        self.net = net.cpu().float().eval()
+        self.config = net.config
+        self.value = net.value
+        self.threads = threads
+        self._sessions = {}
+        # Export now, not in the middle of the first move's search.
+        self._session(True)
+
+    def _session(self, value):
+        """Return (session, output names, input names) for the graph with or without the
+        value head."""
+        key = bool(value and self.net.value is not None)
+        if key not in self._sessions:
+            graph, names = export(self.net, key)
+            options = self._ort.SessionOptions()
+            if self.threads:
+                options.intra_op_num_threads = self.threads
+            options.inter_op_num_threads = 1
+            # Spinning workers would take the CPU from the search threads between batches, as
+            # busy-waiting OpenMP threads would (gtp_main sets OMP_WAIT_POLICY for torch).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            session = self._ort.InferenceSession(graph, options,
+                                                 providers=["CPUExecutionProvider"])
+            # A graph without the value head reads no komi, and the exporter drops the input.
+            inputs = {i.name for i in session.get_inputs()}
+            self._sessions[key] = (session, names, inputs)
+        return self._sessions[key]
+
+    def __call__(self, x, mask=None, komi=None, value=True):
+        batch = x.shape[0]
+        if mask is None:
+            mask = torch.ones(batch, x.shape[-2] * x.shape[-1], dtype=torch.bool)
+        if komi is None:
+            komi = torch.zeros(batch)
+        session, names, inputs = self._session(value)
+        feed = {"x": np.ascontiguousarray(x.numpy(), np.float32),
+                "mask": np.ascontiguousarray(mask.numpy(), np.bool_),
+                "komi": np.ascontiguousarray(komi.numpy(), np.float32)}
+        feed = {name: array for name, array in feed.items() if name in inputs}
+        out = dict(zip(names, (torch.from_numpy(a) for a in session.run(names, feed))))
+        return out["logp"][:, None], out.get("own"), out.get("value")
