@@ -28,10 +28,11 @@ import torch
 
 from engine import board as bd
 from engine import ladder as ld
-from nets import DEFAULT_WEIGHTS
+from nets import DEFAULT_WEIGHTS, NET_BACKENDS
 from nets import data as nd
 from nets import features as feat
 from nets import model as nm
+from nets.onnx_net import OnnxNet
 from nets.train import accuracy_counts
 
 LADDER_KINDS = ("capture", "escape", "chased")
@@ -87,6 +88,8 @@ def main(argv=None):
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--backend", choices=NET_BACKENDS, default="torch",
+                   help="what runs the net (nets.model.resolve_backend); default torch")
     p.add_argument("--symmetries", type=int, choices=(1, 8), default=1,
                    help="average the net over 1 or all 8 board symmetries (as --policy-only)")
     args = p.parse_args(argv)
@@ -94,6 +97,8 @@ def main(argv=None):
         torch.set_num_threads(args.threads)
     model, meta = nm.load_model(args.weights, args.device)
     device = next(model.parameters()).device
+    if nm.resolve_backend(args.backend, device, bf16=False) == "onnx":
+        model = OnnxNet(model, args.threads or None)
     trained = set(meta.get("train_data", []))
     overlap = trained & {os.path.basename(d.rstrip("/")) for d in args.data}
     if overlap and args.split != "val":

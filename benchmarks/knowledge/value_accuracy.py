@@ -37,7 +37,7 @@ from benchmarks.knowledge.agreement import STAGES, stage_of
 from benchmarks.strength.stats import wilson_interval
 from engine import board as bd
 from engine import playout as po
-from nets import DEFAULT_WEIGHTS
+from nets import DEFAULT_WEIGHTS, NET_BACKENDS
 from nets import data as nd
 from nets import model as nm
 
@@ -195,6 +195,8 @@ def add_judge_arguments(p, playouts):
     p.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
                    help="bf16 autocast for the net (auto: where the CPU has fast bf16)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--backend", choices=NET_BACKENDS, default="torch",
+                   help="what runs the net (nets.model.resolve_backend); default torch")
 
 
 def check_judge_arguments(p, args):
@@ -206,10 +208,10 @@ def check_judge_arguments(p, args):
 
 
 def load_value_policy(args):
-    """Return the nets.model.Policy of args.weights on the CPU (add_judge_arguments' bf16 and
-    threads); raise nets.model.WeightsError when it does not load or has no value head."""
+    """Return the nets.model.Policy of args.weights on the CPU (add_judge_arguments' bf16,
+    threads and backend); raise nets.model.WeightsError when it does not load or has no value head."""
     policy = nm.Policy(args.weights, device="cpu", threads=args.threads or None,
-                       bf16=args.bf16)
+                       bf16=args.bf16, backend=args.backend)
     if not policy.has_value:
         raise nm.WeightsError(f"{args.weights} has no value head; train one with nets.train "
                               "--value (it can add one to an --init net) and pass it with "
