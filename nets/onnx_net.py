@@ -9,6 +9,7 @@ benchmarks/RESULTS.md). The graph is exported from the loaded weights when the e
 needs onnxruntime. CUDA keeps torch.
 """
 import io
+import threading
 import warnings
 
 import numpy as np
@@ -76,8 +77,10 @@ class OnnxNet:
     with torch tensors on the CPU, it answers alike (log-probabilities [B, 1, N*N] of head 1
     only, ownership or None, value or None) in float32, and carries the net's config.
 
-    The graph with the value head (where the net has one) is exported at once; the one
-    without it when first asked for, so that value=False skips the head as PolicyNet does."""
+    Each graph, with the value head (where the net has one) and without it, is exported when
+    first asked for: the engine's warm-up thread asks in the background, so that start-up
+    does not wait, and value=False skips the head as PolicyNet does. A lock keeps two threads
+    (the warm-up's and a search's) from exporting at once."""
 
     def __init__(self, net, threads=None):
         import onnxruntime as ort
@@ -87,14 +90,17 @@ class OnnxNet:
         self.value = net.value
         self.threads = threads
         self._sessions = {}
-        # Export now, not in the middle of the first move's search.
-        self._session(True)
+        self._export_lock = threading.Lock()
 
     def _session(self, value):
         """Return (session, output names, input names) for the graph with or without the
         value head."""
         key = bool(value and self.net.value is not None)
-        if key not in self._sessions:
+        if key in self._sessions:
+            return self._sessions[key]
+        with self._export_lock:
+            if key in self._sessions:
+                return self._sessions[key]
             graph, names = export(self.net, key)
             options = self._ort.SessionOptions()
             if self.threads:

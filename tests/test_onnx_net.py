@@ -1,5 +1,7 @@
 """The network on ONNX Runtime answers as the torch module does, and the backend is chosen and
 refused as nets.model.resolve_backend says."""
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -102,3 +104,20 @@ def test_the_engine_flag_picks_the_backend():
                                on_torch.point_evaluate(board, komi=7.5)[1], atol=1e-5)
     with pytest.raises(SystemExit):
         parser.parse_args(["--net-backend", "tensorrt"])
+
+
+def test_threads_asking_at_once_share_one_export(monkeypatch):
+    exports = []
+    real = onnx_net.export
+    monkeypatch.setattr(onnx_net, "export", lambda net, value: exports.append(value) or
+                        real(net, value))
+    net = onnx_net.OnnxNet(tiny())
+    x = torch.zeros(1, net.net.trunk[0].in_channels, 9, 9)
+    answers = []
+    threads = [threading.Thread(target=lambda: answers.append(net(x)[2])) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert exports == [True] and len(answers) == 4
+    assert all(torch.equal(answer, answers[0]) for answer in answers)
