@@ -4,10 +4,11 @@ nets.model.symmetric_forward call it.
 
 On the CPU, ONNX Runtime runs this network faster than torch at the batch sizes the search
 sends, with the same answers up to float rounding (benchmarks/speed/nn_speed.py --backend;
-benchmarks/RESULTS.md). The graph is exported from the loaded weights when the engine starts
-(about a second), so any weights file runs on it; exporting needs the onnx package, running
-needs onnxruntime. CUDA keeps torch.
+benchmarks/RESULTS.md). The graph is exported from the loaded weights when first used (about
+a second, in the engine's warm-up thread), so any weights file runs on it; exporting needs the
+onnx package, running needs onnxruntime. CUDA keeps torch.
 """
+import inspect
 import io
 import threading
 import warnings
@@ -66,9 +67,12 @@ def export(net, value):
         # The TorchScript exporter is deprecated in favour of one that needs onnxscript; it
         # exports this plain convolutional graph exactly.
         warnings.simplefilter("ignore")
-        torch.onnx.export(module, (x, mask, komi), buffer, dynamo=False, opset_version=OPSET,
+        # torch before 2.5 has only that exporter, and no dynamo argument.
+        legacy = {"dynamo": False} if "dynamo" in inspect.signature(
+            torch.onnx.export).parameters else {}
+        torch.onnx.export(module, (x, mask, komi), buffer, opset_version=OPSET,
                           input_names=["x", "mask", "komi"], output_names=names,
-                          dynamic_axes=axes)
+                          dynamic_axes=axes, **legacy)
     return buffer.getvalue(), names
 
 
