@@ -278,6 +278,12 @@ def split_threads(threads, cpus, policy_only=False, network=False, gpu=False):
     return search, 1 if network and gpu else max(1, cpus - search)
 
 
+def quiet_openmp():
+    """Keep torch's OpenMP threads from busy-waiting, which starves the search threads on a
+    small machine; OpenMP reads the setting once, when torch is first imported."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def network_on_gpu(args):
     """Whether the flags put a network on CUDA (--device cuda, or auto where torch sees a
     GPU); torch is imported only when a network is asked for."""
@@ -285,6 +291,7 @@ def network_on_gpu(args):
         return False
     if args.device == "cuda":
         return True
+    quiet_openmp()
     import torch
     return torch.cuda.is_available()
 
@@ -381,8 +388,7 @@ def load_evaluator(args, bf16="auto"):
     check_network_flags(args)
     if args.net == "none":
         return None
-    # Busy-waiting OpenMP threads starve the search threads on a small machine.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    quiet_openmp()
     from nets.model import Policy, WeightsError
     path = args.weights or (POLICY_ONLY_WEIGHTS if args.policy_only else DEFAULT_WEIGHTS)
     if args.weights is None and not os.path.exists(path) and not args.policy_only:

@@ -213,6 +213,9 @@ class Warmup:
 
     def _net(self, engine):
         engine.player.network_move(engine.game, bd.BLACK, resign=False)
+        # The search reads the value head too: with ONNX Runtime that is a graph of its own,
+        # exported here rather than in the first move's search.
+        engine.player.evaluator.point_evaluate([engine.game.board], komi=engine.game.scoring_komi)
 
     def _search(self, engine):
         self._session(engine, SEARCH_SESSION)

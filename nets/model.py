@@ -545,6 +545,8 @@ class Policy:
         twin = Policy(model=copy.deepcopy(net), device=device,
                       bf16="on" if self.bf16 else "off", symmetries=self.symmetries,
                       backend=self.backend)
+        if self.dtype == torch.float64:
+            twin.use_float64()
         twin.meta = self.meta
         return twin
 

@@ -10,6 +10,7 @@ onnx package, running needs onnxruntime. CUDA keeps torch.
 """
 import inspect
 import io
+import logging
 import threading
 import warnings
 
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 OPSET = 17
+log = logging.getLogger(__name__)
 
 
 def available():
@@ -98,27 +100,38 @@ class OnnxNet:
 
     def _session(self, value):
         """Return (session, output names, input names) for the graph with or without the
-        value head."""
+        value head, or None where it could not be exported or loaded: a warning says why,
+        once, and the torch module answers instead."""
         key = bool(value and self.net.value is not None)
         if key in self._sessions:
             return self._sessions[key]
         with self._export_lock:
             if key in self._sessions:
                 return self._sessions[key]
-            graph, names = export(self.net, key)
-            options = self._ort.SessionOptions()
-            if self.threads:
-                options.intra_op_num_threads = self.threads
-            options.inter_op_num_threads = 1
-            # Spinning workers would take the CPU from the search threads between batches, as
-            # busy-waiting OpenMP threads would (gtp_main sets OMP_WAIT_POLICY for torch).
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            session = self._ort.InferenceSession(graph, options,
-                                                 providers=["CPUExecutionProvider"])
-            # A graph without the value head reads no komi, and the exporter drops the input.
-            inputs = {i.name for i in session.get_inputs()}
-            self._sessions[key] = (session, names, inputs)
+            try:
+                self._sessions[key] = self._new_session(key)
+            except Exception as exc:  # noqa: BLE001 (any failure: torch answers instead)
+                log.warning("ONNX Runtime cannot run this network (%s: %s); torch runs it",
+                            type(exc).__name__, exc)
+                self._sessions[key] = None
         return self._sessions[key]
+
+    def _new_session(self, value):
+        """Export the graph with or without the value head and return (session, output
+        names, input names)."""
+        graph, names = export(self.net, value)
+        options = self._ort.SessionOptions()
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        # Spinning workers would take the CPU from the search threads between batches, as
+        # busy-waiting OpenMP threads would (gtp_main.quiet_openmp does it for torch).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Subnormal activations are slow; torch flushes them too (nets.model.Policy).
+        options.add_session_config_entry("session.set_denormal_as_zero", "1")
+        session = self._ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        # A graph without the value head reads no komi, and the exporter drops the input.
+        return session, names, {i.name for i in session.get_inputs()}
 
     def __call__(self, x, mask=None, komi=None, value=True):
         batch = x.shape[0]
@@ -126,7 +139,10 @@ class OnnxNet:
             mask = torch.ones(batch, x.shape[-2] * x.shape[-1], dtype=torch.bool)
         if komi is None:
             komi = torch.zeros(batch)
-        session, names, inputs = self._session(value)
+        prepared = self._session(value)
+        if prepared is None:
+            return self.net(x, mask, komi, value)
+        session, names, inputs = prepared
         feed = {"x": np.ascontiguousarray(x.numpy(), np.float32),
                 "mask": np.ascontiguousarray(mask.numpy(), np.bool_),
                 "komi": np.ascontiguousarray(komi.numpy(), np.float32)}

@@ -99,9 +99,10 @@ def test_the_engine_flag_picks_the_backend():
     on_torch = gtp_main.load_evaluator(parser.parse_args(["--device", "cpu", "--net-backend",
                                                           "torch"]))
     assert (onnx.backend, on_torch.backend) == ("onnx", "torch")
-    board = [position(19, ["D4", "Q16"])]
-    np.testing.assert_allclose(onnx.point_evaluate(board, komi=7.5)[1],
-                               on_torch.point_evaluate(board, komi=7.5)[1], atol=1e-5)
+    for board in ([position(19, ["D4", "Q16"])], [position(13, ["D4", "K10", "C3"])]):
+        for got, want in zip(onnx.point_evaluate(board, komi=7.5),
+                             on_torch.point_evaluate(board, komi=7.5)):
+            np.testing.assert_allclose(got, want, atol=1e-5)
     with pytest.raises(SystemExit):
         parser.parse_args(["--net-backend", "tensorrt"])
 
@@ -121,3 +122,40 @@ def test_threads_asking_at_once_share_one_export(monkeypatch):
         thread.join()
     assert exports == [True] and len(answers) == 4
     assert all(torch.equal(answer, answers[0]) for answer in answers)
+
+
+def test_the_policy_only_network_answers_alike_over_eight_symmetries():
+    parse = gtp_main.build_parser().parse_args
+    flags = ["--device", "cpu", "--policy-only"]
+    onnx = gtp_main.load_evaluator(parse(flags + ["--net-backend", "onnx"]))
+    on_torch = gtp_main.load_evaluator(parse(flags + ["--net-backend", "torch"]))
+    assert onnx.symmetries == on_torch.symmetries == 8
+    board = [position(19, ["D4", "Q16", "C17"])]
+    np.testing.assert_allclose(onnx.point_priors(board), on_torch.point_priors(board),
+                               atol=1e-5)
+
+
+def test_a_network_onnx_runtime_cannot_run_is_run_by_torch_with_a_warning(monkeypatch,
+                                                                            caplog):
+    def broken(net, value):
+        raise RuntimeError("no exporter here")
+
+    monkeypatch.setattr(onnx_net, "export", broken)
+    policy = nm.Policy(model=tiny(), device="cpu", bf16="off", backend="onnx")
+    on_torch = nm.Policy(model=tiny(), device="cpu", bf16="off")
+    with caplog.at_level("WARNING", logger="nets.onnx_net"):
+        for _ in range(3):
+            got = policy.point_evaluate(BOARDS[9], komi=7.5)
+    want = on_torch.point_evaluate(BOARDS[9], komi=7.5)
+    np.testing.assert_allclose(got[0], want[0], atol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], atol=1e-6)
+    assert [r.getMessage() for r in caplog.records] == [
+        "ONNX Runtime cannot run this network (RuntimeError: no exporter here); torch runs it"]
+
+
+def test_a_float64_replica_stays_float64():
+    policy = nm.Policy(model=tiny(), device="cpu", bf16="off")
+    policy.use_float64()
+    twin = policy.replica("cpu")
+    assert twin.dtype == torch.float64
+    assert twin.point_evaluate(BOARDS[9], komi=7.5)[1].dtype == np.float32
