@@ -8,6 +8,7 @@ benchmarks/RESULTS.md). The graph is exported from the loaded weights when first
 a second, in the engine's warm-up thread), so any weights file runs on it; exporting needs the
 onnx package, running needs onnxruntime. CUDA keeps torch.
 """
+import importlib.util
 import inspect
 import io
 import logging
@@ -22,13 +23,10 @@ log = logging.getLogger(__name__)
 
 
 def available():
-    """Return True when onnxruntime and onnx (which the export needs) import."""
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Return True when onnxruntime and onnx (which the export needs) are installed. Found,
+    not imported: importing them takes over a second, which the warm-up thread pays when the
+    first graph is exported, not the engine's first answer."""
+    return all(importlib.util.find_spec(name) is not None for name in ("onnx", "onnxruntime"))
 
 
 class _Exported(torch.nn.Module):
@@ -89,8 +87,6 @@ class OnnxNet:
     (the warm-up's and a search's) from exporting at once."""
 
     def __init__(self, net, threads=None):
-        import onnxruntime as ort
-        self._ort = ort
         self.net = net.cpu().float().eval()
         self.config = net.config
         self.value = net.value
@@ -119,8 +115,9 @@ class OnnxNet:
     def _new_session(self, value):
         """Export the graph with or without the value head and return (session, output
         names, input names)."""
+        import onnxruntime as ort
         graph, names = export(self.net, value)
-        options = self._ort.SessionOptions()
+        options = ort.SessionOptions()
         if self.threads:
             options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
@@ -129,7 +126,7 @@ class OnnxNet:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         # Subnormal activations are slow; torch flushes them too (nets.model.Policy).
         options.add_session_config_entry("session.set_denormal_as_zero", "1")
-        session = self._ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
         # A graph without the value head reads no komi, and the exporter drops the input.
         return session, names, {i.name for i in session.get_inputs()}
 
