@@ -22,7 +22,6 @@ from engine import board as bd
 from nets import DEFAULT_WEIGHTS, NET_BACKENDS
 from nets import features as feat
 from nets import onnx_net
-from nets.onnx_net import OnnxNet
 
 CONFIGS = {
     # Tian & Zhu's d=12, w=384 network: 5x5x92, 10 x 3x3x384, 3x3 head with k=3.
@@ -531,7 +530,7 @@ class Policy:
         self.backend = resolve_backend(backend, self.device, self.bf16)
         if self.backend == "onnx":
             self.bf16 = False
-            model = OnnxNet(model, threads)
+            model = onnx_net.OnnxNet(model, threads)
         self.model = model
         self.dtype = torch.float32
         self.rank = model.config["rank"]

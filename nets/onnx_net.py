@@ -53,11 +53,10 @@ def export(net, value):
     mask = torch.ones(1, size * size, dtype=torch.bool)
     komi = torch.zeros(1)
     module = _Exported(net, value).eval()
-    with torch.inference_mode():
-        count = len(module(x, mask, komi))
-    names = ["logp", "own", "value"] if count == 3 else \
-        ["logp", "value" if value and net.value is not None else "own"] if count == 2 else \
-        ["logp"]
+    with_value = value and net.value is not None
+    value_ownership = with_value and net.config.get("value_ownership", False)
+    names = ["logp"] + (["own"] if net.ownership is not None or value_ownership else []) \
+        + (["value"] if with_value else [])
     axes = {"x": {0: "batch", 2: "height", 3: "width"}, "mask": {0: "batch", 1: "points"},
             "komi": {0: "batch"}}
     for name in names:

@@ -209,7 +209,8 @@ def check_judge_arguments(p, args):
 
 def load_value_policy(args):
     """Return the nets.model.Policy of args.weights on the CPU (add_judge_arguments' bf16,
-    threads and backend); raise nets.model.WeightsError when it does not load or has no value head."""
+    threads and backend); raise nets.model.WeightsError when it does not load or has no value
+    head."""
     policy = nm.Policy(args.weights, device="cpu", threads=args.threads or None,
                        bf16=args.bf16, backend=args.backend)
     if not policy.has_value:
