@@ -22,6 +22,8 @@ parser.add_argument("--handicap", default="",
                     help="comma-separated vertices that fixed_handicap answers with")
 parser.add_argument("--refuse", action="append", default=[],
                     help="command answered as unknown, as an engine without it answers")
+parser.add_argument("--accept", action="append", default=[],
+                    help="command answered with an empty success")
 args = parser.parse_args()
 moves = [m for m in args.moves.split(",") if m]
 for line in sys.stdin:
@@ -38,12 +40,12 @@ for line in sys.stdin:
     elif cmd == "version":
         answer = "1.0"
     elif cmd in ("boardsize", "clear_board", "komi", "time_settings", "kgs-time_settings",
-                 "time_left"):
+                 "time_left") or cmd in args.accept:
         pass
     elif cmd == "play":
         ok = rest[1].upper() != args.reject.upper()
         answer = "" if ok else "illegal move"
-    elif cmd == "genmove":
+    elif cmd in ("genmove", "reg_genmove"):
         time.sleep(args.genmove_seconds)
         if args.hang_genmove:
             time.sleep(60)
