@@ -131,7 +131,6 @@ KEYS = {
     "virtual_loss": _field("search", "virtual_loss", _number(int, 0)),
     "early_stop": _field("search", "early_stop", _boolean),
     "prune_futile_escapes": _field("search", "prune_futile_escapes", _boolean),
-    "tactical_prior": _field("search", "tactical_prior", _number(float, 0.0, 1.0)),
     "max_nodes": _field("search", "max_nodes", _COUNT),
     # The move played, resignation, the end of the game.
     "favourite_margin": _field("player", "favourite_margin", _number(float, -1.0, 1.0)),

@@ -12,7 +12,6 @@ import numpy as np
 from engine import board as bd
 from engine import playout as po
 from engine.ladder import caught_escapes, new_ladder_scratch
-from engine.tactics import NODE_BUDGET, new_tactics_scratch, tactical_moves
 from engine.shapes import cached_model, empty_model
 from engine.time_policy import DECIDED_MIN_PLAYOUTS, TIME_CHECK_INTERVAL, time_verdict
 from engine.tree import (C_EDGES, C_NODES, C_PLAYOUTS_CLAIMED, C_PLAYOUTS_DONE,
@@ -27,10 +26,6 @@ log = logging.getLogger("search")
 
 # Futile ladder escapes pruned at one expansion, at most.
 ESCAPES_PRUNED = 16
-# Moves the tactical reader may name at one expansion, and the chain size at which a move it
-# names gets the whole tactical_prior.
-TACTICAL_MOVES = 64
-TACTICAL_STONES = 4
 # Root children given a principal variation in a SearchResult, and its longest length.
 PV_CHILDREN = 10
 PV_MAX_MOVES = 20
@@ -183,32 +178,18 @@ class Search:
                    self.shapes, np.int32(0))
 
     def _pruned(self, board, priors, ladder):
-        """Return the network's priors for expanding board, changed by what the readers find
-        for the side to move: its futile ladder escapes (engine.ladder.caught_escapes: the
-        extension of any of its chains in atari into a ladder that catches it) get none when
-        the config prunes them (unless nothing else has any), and with tactical_prior the
-        tactical reader's urgent moves get at least that prior (scaled down for chains of
-        fewer than TACTICAL_STONES). ladder is the ladder reader's scratch, the one the
-        expansion then uses."""
-        config = self.config
-        if not config.prune_futile_escapes and not config.tactical_prior:
+        """Return the network's priors for expanding board, the futile ladder escapes of the
+        side to move (engine.ladder.caught_escapes: the extension of any of its chains in atari
+        into a ladder that catches it) given none when the config prunes them (unless nothing
+        else has any). ladder is the reader's scratch, the one the expansion then uses."""
+        if not self.config.prune_futile_escapes:
             return priors
-        color = board.info[bd.TO_PLAY]
+        escapes = np.empty(ESCAPES_PRUNED, np.int32)
+        found = caught_escapes(board, board.info[bd.TO_PLAY], ladder, escapes)
+        if not found:
+            return priors
         pruned = priors.copy()
-        if config.prune_futile_escapes:
-            escapes = np.empty(ESCAPES_PRUNED, np.int32)
-            found = caught_escapes(board, color, ladder, escapes)
-            pruned[escapes[:found]] = 0.0
-        if config.tactical_prior:
-            urgent = np.empty(TACTICAL_MOVES, np.int32)
-            stakes = np.empty(TACTICAL_MOVES, np.int32)
-            ko = board.info[bd.KO_POINT] if board.info[bd.KO_COLOR] == color else -1
-            n_urgent = tactical_moves(board, color, new_tactics_scratch(board.stones.shape[0]),
-                                      ko, NODE_BUDGET, urgent, stakes)
-            scale = np.float32(config.tactical_prior / TACTICAL_STONES)
-            for move, stones in zip(urgent[:n_urgent], stakes[:n_urgent]):
-                floor = scale * min(int(stones), TACTICAL_STONES)
-                pruned[move] = max(pruned[move], floor)
+        pruned[escapes[:found]] = 0.0
         return pruned if pruned.sum() > 0 else priors
 
     def _on_priors(self, tag, priors, value):

@@ -64,10 +64,6 @@ class SearchConfig:
     # a chain in atari into a ladder that catches it) no prior, so the tree never runs a lost
     # ladder out for either side (benchmarks/RESULTS.md G3, S3).
     prune_futile_escapes: bool = True
-    # With the network: the tactical reader's moves (engine.tactics.tactical_moves) get at
-    # least this prior when a chain of TACTICAL_STONES or more is at stake (a smaller chain
-    # in proportion; 0: the reader is off).
-    tactical_prior: float = 0.0
     # Evaluate each leaf on its search thread instead of the server's: slower, but with one
     # thread the tree no longer depends on when the server answers (same seed, same moves).
     deterministic: bool = False
