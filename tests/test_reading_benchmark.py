@@ -55,11 +55,22 @@ def test_a_reading_suite_is_written_as_move_problems_for_the_right_side(suite_fo
     lines = [line for line in text.splitlines() if not line.startswith("# ")]
     # White attacks Black's C7; Black attacks White's D6 at E6 and White defends at C6. Test
     # 3 fails outright and test 4 names an empty point (E5 is played only at move 3).
-    assert lines == [f"loadsgf {suite_folder / 'game.sgf'} 3",
-                     "1 reg_genmove white", "#? [B7]",
-                     "2 reg_genmove black", "#? [E6]",
-                     "3 reg_genmove white", "#? [C6]"]
+    loaded = f"loadsgf {suite_folder / 'game.sgf'} 3"
+    assert lines == [loaded, "1 reg_genmove white", "#? [B7]",
+                     loaded, "2 reg_genmove black", "#? [E6]",
+                     loaded, "3 reg_genmove white", "#? [C6]"]
     assert skipped == 2
+
+
+def test_the_suites_own_moves_come_with_each_problem(suite_folder):
+    # A play after loadsgf is part of the position (its stone's colour too) until undone.
+    (suite_folder / "owl.tst").write_text("loadsgf game.sgf 3\nplay b E5\n1 owl_attack E5\n"
+                                          "#? [1 E4]\nundo\n2 owl_attack E5\n#? [1 E4]\n")
+    text, skipped = rd.reading_suite(str(suite_folder / "owl.tst"))
+    lines = [line for line in text.splitlines() if not line.startswith("# ")]
+    assert lines == [f"loadsgf {suite_folder / 'game.sgf'} 3", "play b E5",
+                     "1 reg_genmove white", "#? [E4]"]
+    assert skipped == 1
 
 
 def test_a_run_scores_each_part(suite_folder, capsys):
@@ -85,5 +96,16 @@ def test_replay_sets_each_position_up_with_play_commands(suite_folder, tmp_path)
     assert status == 0
     sent = [line for line in log.read_text().splitlines() if line != "quit"]
     position = ["boardsize 9", "clear_board", "komi 7.0", "play b C7", "play w D6"]
+    # The scripted engine accepts no loadsgf: every set-up comes as plays.
     assert sent == (position + ["genmove white"] + position + ["genmove black"] + position
                     + ["genmove white"])
+
+
+def test_replay_keeps_the_suites_own_moves_until_undone(suite_folder):
+    steps = rd.parse_suite(f"loadsgf {suite_folder / 'game.sgf'} 3\nplay b E5\n"
+                           "1 reg_genmove w\n#? [A1]\nundo\n2 reg_genmove w\n#? [A1]\n")
+    sent = [(s.number, s.command) for s in rd.replayed(steps)]
+    position = [(None, c) for c in ("boardsize 9", "clear_board", "komi 7.0", "play b C7",
+                                    "play w D6")]
+    assert sent == (position + [(None, "play b E5"), (1, "genmove w")]
+                    + position + [(2, "genmove w")])

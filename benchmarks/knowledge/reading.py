@@ -40,6 +40,7 @@ from benchmarks.strength.regress import (SuiteError, Step, parse_suite, read_sui
                                          resolve_loadsgf, run_suite)
 from engine import board as bd
 from engine import sgf
+from engine.game import IllegalMove, color_from_text
 
 MOVE_SUITES = ("seki", "golife", "thrash", "nicklas2", "trevor", "nando", "viking", "global",
                "tactics", "tactics1", "blunder", "kgs", "endgame", "strategy", "strategy2",
@@ -82,50 +83,90 @@ def problems_of(command, expected):
     return [f for f in found if f[2]]
 
 
-def dragon_color(loadsgf, vertex):
-    """Return the colour of the stone at vertex after the `loadsgf FILE [N]` command, or
-    None when the point is empty or the file cannot be read."""
-    words = loadsgf.split()
+class Position:
+    """The position a suite's set-up has reached: its last `loadsgf` and the `play` and
+    `undo` commands after it (GNU Go's suites add moves to a loaded game that way)."""
+
+    def __init__(self):
+        self.loadsgf = None
+        self.moves = []
+        self._game = None
+
+    def follow(self, command):
+        """Take one set-up command into account; return False for one it does not track."""
+        kind = command.split()[0]
+        if kind == "loadsgf":
+            self.loadsgf, self.moves = command, []
+        elif kind == "play":
+            self.moves.append(command)
+        elif kind == "undo" and self.moves:
+            self.moves.pop()
+        else:
+            return False
+        self._game = None
+        return True
+
+    def commands(self):
+        """Return the set-up commands that reach the position from any other."""
+        return [self.loadsgf] + self.moves if self.loadsgf else list(self.moves)
+
+    def game(self):
+        """Return the position as an engine.game.Game, or None when there is no loaded game
+        or it cannot be read or replayed."""
+        if self._game is None and self.loadsgf is not None:
+            words = self.loadsgf.split()
+            try:
+                game = sgf.load_game(words[1], int(words[2]) if len(words) > 2 else None)
+                for command in self.moves:
+                    _, color, vertex = command.split()
+                    game.play(color_from_text(color), game.parse_vertex(vertex))
+            except (sgf.SgfError, ValueError, OSError, IllegalMove):
+                return None
+            self._game = game
+        return self._game
+
+
+def dragon_color(position, vertex):
+    """Return the colour of the stone at vertex in the position, or None when the point is
+    empty or the position cannot be read."""
+    game = position.game()
+    if game is None:
+        return None
     try:
-        game = sgf.load_game(words[1], int(words[2]) if len(words) > 2 else None)
         color = game.color_at(game.parse_vertex(vertex))
-    except (sgf.SgfError, ValueError, OSError):
+    except ValueError:
         return None
     return color if color in (bd.BLACK, bd.WHITE) else None
 
 
 def reading_suite(path):
     """Return (the text of a suite of move problems made from a GNU Go reading suite, tests
-    that gave none); raise SuiteError for a file that cannot be read."""
+    that gave none); raise SuiteError for a file that cannot be read. Each problem comes
+    with the set-up commands of its position."""
     try:
         with open(path, encoding="utf-8-sig", errors="replace") as f:
             steps = parse_suite(f.read())
     except OSError as exc:
         raise SuiteError(f"{path}: {exc.strerror or exc}") from None
     folder = os.path.dirname(os.path.abspath(path))
-    lines, loaded, written, skipped = [], None, None, 0
-    number = 0
+    position = Position()
+    lines, skipped, number = [], 0, 0
     for step in steps:
         command = resolve_loadsgf(step.command, folder)
         if step.number is None:
-            if command.split()[0] == "loadsgf":
-                loaded = command
+            position.follow(command)
             continue
-        if loaded is None or step.expectation is None or step.expectation.negate:
-            skipped += 1
-            continue
-        problems = problems_of(command, step.expectation.pattern)
-        color = dragon_color(loaded, problems[0][0]) if problems else None
+        problems = [] if step.expectation is None or step.expectation.negate else \
+            problems_of(command, step.expectation.pattern)
+        color = dragon_color(position, problems[0][0]) if problems else None
         if color is None:
             skipped += 1
             continue
         for _, owner_moves, moves in problems:
             mover = color if owner_moves else 3 - color
-            if written != loaded:
-                lines.append(loaded)
-                written = loaded
             number += 1
             lines.append(f"# {os.path.basename(path)} {step.number}: {command}")
+            lines.extend(position.commands())
             lines.append(f"{number} reg_genmove {'black' if mover == bd.BLACK else 'white'}")
             lines.append(f"#? [{moves}]")
     return "\n".join(lines) + "\n", skipped
@@ -139,25 +180,24 @@ def move_suite(path):
 
 
 def replayed(steps):
-    """Return steps for an engine without loadsgf: each test preceded by the set-up of the
-    position its last `loadsgf` loads, and asking with `genmove`; raise SuiteError for a
-    file that cannot be loaded."""
-    out, loaded = [], None
+    """Return steps for an engine without loadsgf: each test preceded by the set-up of its
+    position (Position) as boardsize, clear_board, komi and plays, and asking with
+    `genmove`; raise SuiteError for a position that cannot be loaded."""
+    out, position = [], Position()
     for step in steps:
         words = step.command.split()
         if step.number is None:
-            if words[0] == "loadsgf":
-                try:
-                    loaded = sgf.load_game(words[1], int(words[2]) if len(words) > 2 else None)
-                except (sgf.SgfError, ValueError, OSError) as exc:
-                    raise SuiteError(f"line {step.line}: {step.command}: {exc}") from None
-            else:
+            if position.loadsgf is None and words[0] != "loadsgf" or \
+                    not position.follow(step.command):
                 out.append(step)
             continue
-        if loaded is not None:
-            commands = [f"boardsize {loaded.size}", "clear_board", f"komi {loaded.rules.komi}"]
-            commands += [f"play {'b' if color == bd.BLACK else 'w'} {loaded.vertex(p)}"
-                         for color, p in loaded.setup + loaded.moves]
+        if position.loadsgf is not None:
+            game = position.game()
+            if game is None:
+                raise SuiteError(f"line {step.line}: cannot set up {position.commands()}")
+            commands = [f"boardsize {game.size}", "clear_board", f"komi {game.rules.komi}"]
+            commands += [f"play {'b' if color == bd.BLACK else 'w'} {game.vertex(p)}"
+                         for color, p in game.setup + game.moves]
             out.extend(Step(step.line, None, command) for command in commands)
         command = step.command
         if words[0] in MOVE_COMMANDS:
