@@ -546,3 +546,30 @@ def test_gnugo_plays_a_handicap_game_that_its_referee_counts(capsys, tmp_path):
     assert summary["illegal_moves"] == summary["protocol_errors"] == {"A": 0, "B": 0}
     game = read_sgf(tmp_path / "games" / "game-000.sgf")
     assert game.get_main_sequence()[1].get_move()[0] == "w"
+
+
+def test_kept_engines_play_every_game_in_one_process(capsys, tmp_path, fake):
+    # As gogui-twogtp runs engines: each fake gets both games' set-up in one process, which
+    # quits once, at the end; the records count the games each process had played.
+    logs = {letter: tmp_path / f"{letter}.log" for letter in "AB"}
+    _, records = run_match(capsys, tmp_path, fake("--moves", "C3,B2", "--log", str(logs["A"])),
+                           fake("--log", str(logs["B"])), "--keep-engines")
+    assert [r["process_games"] for r in records] == [{"A": 0, "B": 0}, {"A": 1, "B": 1}]
+    assert [r["result"] for r in records] == ["B+10", "B+10"]
+    for log in logs.values():
+        sent = log.read_text().splitlines()
+        assert sent.count("clear_board") == 2 and sent.count("quit") == 1
+    assert (tmp_path / "games" / "engine-A-0.log").exists()
+
+
+def test_a_kept_engine_that_dies_is_started_afresh_for_the_next_game(capsys, tmp_path, fake):
+    _, records = run_match(capsys, tmp_path, fake("--die-genmove"), fake(), "--keep-engines")
+    assert [r["result"] for r in records] == ["W+F", "B+F"]
+    assert [r["process_games"] for r in records] == [{"A": 0, "B": 0}, {"A": 0, "B": 1}]
+
+
+def test_kept_engines_refuse_a_command_that_changes_with_the_game(capsys, tmp_path, fake):
+    with pytest.raises(SystemExit):
+        match.main(["--black", fake("--seed", "{game}"), "--white", fake(), "--games", "2",
+                    "--size", "5", "--komi", "0.5", "--sgf-dir", str(tmp_path), "--keep-engines"])
+    assert "{game}" in capsys.readouterr().err

@@ -112,6 +112,11 @@ class GameRunner:
         self._lock = threading.Lock()
         self._stopped = False
         self._live: set[GtpEngine] = set()
+        # With keep_engines: each worker thread's engine processes by engine letter, the games
+        # each has played, and the threads' numbers (for the processes' log names).
+        self._kept: dict[tuple[int, str], GtpEngine] = {}
+        self._games_played: dict[GtpEngine, int] = {}
+        self._slots: dict[int, int] = {}
 
     def stop(self) -> None:
         """Return after every running engine is killed; games in progress then end unrecorded."""
@@ -137,6 +142,41 @@ class GameRunner:
                 raise EngineFault(role, "F", reason) from None
             self._live.add(engine)
         return Player(role, engine, command, log_path=log_path)
+
+    def _start_kept(self, role: str, letter: str, command: str) -> Player:
+        """Return a Player on this thread's running engine of letter, started on first use (or
+        after a fault ended its last game) with its stderr in SGF_DIR/engine-LETTER-N.log; the
+        player reads the search lines from where the log stands."""
+        thread = threading.get_ident()
+        with self._lock:
+            slot = self._slots.setdefault(thread, len(self._slots))
+            engine = self._kept.get((thread, letter))
+        log_path = os.path.join(self.config.sgf_dir, f"engine-{letter}-{slot}.log")
+        if engine is None:
+            engine = self._start(role, command, log_path).engine
+            with self._lock:
+                self._kept[(thread, letter)] = engine
+                self._games_played[engine] = 0
+        offset = os.path.getsize(log_path) if os.path.exists(log_path) else 0
+        return Player(role, engine, command, log_path=log_path, log_offset=offset)
+
+    def _drop_kept(self, player: Player) -> None:
+        """Return after ending a kept engine (one that faulted: its next game starts afresh)."""
+        with self._lock:
+            for key, engine in list(self._kept.items()):
+                if engine is player.engine:
+                    del self._kept[key]
+            self._games_played.pop(player.engine, None)
+        self._close(player)
+
+    def close_kept(self) -> None:
+        """Return once every kept engine has exited."""
+        with self._lock:
+            engines = list(self._kept.values())
+            self._kept.clear()
+            self._live.difference_update(engines)
+        for engine in engines:
+            engine.close()
 
     def _name(self, player: Player, notes: list[str]) -> None:
         """Return after naming the player from its name and version answers, if it gives them."""
@@ -254,10 +294,17 @@ class GameRunner:
         players = {"b": Player("b", None, black_cmd), "w": Player("w", None, white_cmd)}
         moves: list[tuple[str, tuple[int, int] | None]] = []
         notes: list[str] = []
+        letters = {"b": black_letter, "w": "B" if black_letter == "A" else "A"}
+        kept = config.keep_engines
+        process_games = {}
         try:
             for colour, command in (("b", black_cmd), ("w", white_cmd)):
-                log_path = f"{prefix}.{_ROLE_NAME[colour]}.log"
-                players[colour] = self._start(colour, command, log_path)
+                if kept:
+                    players[colour] = self._start_kept(colour, letters[colour], command)
+                    process_games[letters[colour]] = self._games_played[players[colour].engine]
+                else:
+                    log_path = f"{prefix}.{_ROLE_NAME[colour]}.log"
+                    players[colour] = self._start(colour, command, log_path)
                 self._name(players[colour], notes)
             for player in players.values():
                 self._set_up(player, notes)
@@ -266,18 +313,23 @@ class GameRunner:
         except EngineFault as fault:
             winner = "W" if fault.role == "b" else "B"
             outcome = Outcome(winner, f"{winner}+{fault.code}", fault.reason)
+            if kept and fault.role in players and players[fault.role].engine is not None:
+                self._drop_kept(players[fault.role])
         finally:
             for player in players.values():
-                if player.engine is not None:
+                if player.engine is None:
+                    continue
+                if not kept:
                     self._close(player)
+                elif player.engine in self._games_played:
+                    self._games_played[player.engine] += 1
         self._check_stopped()
         sgf_path = f"{prefix}.sgf"
         write_sgf(sgf_path, config, {colour: p.name for colour, p in players.items()}, moves,
                   outcome.result, [outcome.reason] + notes,
                   {**players["b"].comments, **players["w"].comments})
-        letters = {"B": black_letter, "W": "B" if black_letter == "A" else "A"}
         black, white = players["b"], players["w"]
-        return {
+        record = {
             "index": index,
             "black": black_cmd,
             "white": white_cmd,
@@ -285,7 +337,7 @@ class GameRunner:
             "black_name": black.name,
             "white_name": white.name,
             "winner": outcome.winner,
-            "winner_engine": letters.get(outcome.winner),
+            "winner_engine": letters.get((outcome.winner or "").lower()),
             "result": outcome.result,
             "reason": outcome.reason,
             "scored": outcome.scored,
@@ -302,6 +354,10 @@ class GameRunner:
             "time": {colour.upper(): clock_report(player) for colour, player in players.items()
                      if player.clock is not None},
         }
+        if kept:
+            # Games each engine's process had played before this one.
+            record["process_games"] = process_games
+        return record
 
     def _play_moves(self, players: dict[str, Player], moves: list, referee_log: str,
                     notes: list[str]) -> Outcome:

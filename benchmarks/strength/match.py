@@ -13,6 +13,12 @@ the game on time. Equal-time matches between engines that need different numbers
 playouts for the same work are played so (give each engine a --rollouts cap it will not reach).
 Every record keeps each side's time used, its slowest answer and its clock at the end.
 
+With --keep-engines each engine runs as one process for all the games a worker thread plays
+(--parallel of each), as gogui-twogtp and kgsGtp run an engine: every game begins with
+boardsize, clear_board and komi (and the time settings) to the same process, and its record
+says how many games each process had played before it (`process_games`). An engine that
+faults is started afresh for the next game. The commands may not use '{game}'.
+
 With --handicap N every game starts from GTP's fixed handicap of N stones, as a server's
 handicap game does: each engine (and the referee) is sent `fixed_handicap N` after the komi and
 must answer with the standard points, Black's stones stand on the board and White moves first.
@@ -129,6 +135,9 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
                         help="--clock: seconds of a byo-yomi or canadian period")
     parser.add_argument("--periods", type=int, help="--clock byoyomi: number of periods")
     parser.add_argument("--stones", type=int, help="--clock canadian: stones per period")
+    parser.add_argument("--keep-engines", action="store_true",
+                        help="run each engine as one process across the games of each worker "
+                             "(as gogui-twogtp and kgsGtp do) instead of one a game")
     parser.add_argument("--handicap", type=int, default=0, metavar="N",
                         help="start every game from GTP's fixed handicap of N stones for "
                         "black, white to move (module help); default 0")
@@ -161,6 +170,9 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
     except ValueError:
         parser.error(f"--handicap {args.handicap}: a {args.size}x{args.size} board takes a "
                      "fixed handicap of 2-9 stones (2-4 on 7x7 and even sizes, none below 7)")
+    if args.keep_engines and any("{game}" in c for c in (args.black, args.white)):
+        parser.error("--keep-engines: a kept engine plays every game with one command, so "
+                     "'{game}' cannot change it")
     if args.games < 1 or args.parallel < 1:
         parser.error("--games and --parallel must be at least 1")
     # A mistyped command would otherwise be recorded as a forfeit in every game.
@@ -176,7 +188,7 @@ def parse_args(argv: list[str] | None) -> MatchConfig:
         max_moves=args.max_moves if args.max_moves is not None else 3 * args.size * args.size,
         alternate=args.alternate, timeout=args.timeout_per_move, sprt=sprt,
         sprt_alpha=args.sprt_alpha, sprt_beta=args.sprt_beta, plot=args.plot, clock=clock,
-        handicap=args.handicap)
+        handicap=args.handicap, keep_engines=args.keep_engines)
 
 
 def run_match(config: MatchConfig) -> list[dict]:
@@ -202,7 +214,9 @@ def run_match(config: MatchConfig) -> list[dict]:
             runner.stop()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
-        pool.shutdown()
+        finally:
+            pool.shutdown()
+            runner.games.close_kept()
         return list(load_results(config).values())
 
 

@@ -43,6 +43,7 @@ class MatchConfig:
     plot: str | None = None
     clock: TimeSystem | None = None
     handicap: int = 0
+    keep_engines: bool = False
 
 
 def handicap_stones(size: int, stones: int) -> list[tuple[int, int]]:
