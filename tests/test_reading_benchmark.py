@@ -109,3 +109,11 @@ def test_replay_keeps_the_suites_own_moves_until_undone(suite_folder):
                                     "play w D6")]
     assert sent == (position + [(None, "play b E5"), (1, "genmove w")]
                     + position + [(2, "genmove w")])
+
+
+@pytest.mark.parametrize("command,standard", [
+    ("black G3", "play black G3"), ("white a1", "play white a1"),
+    ("trymove black C1", "play black C1"), ("popgo", "undo"), ("play b C3", "play b C3"),
+    ("loadsgf x.sgf 3", "loadsgf x.sgf 3")])
+def test_gnugo_set_up_shorthands_become_standard_gtp(command, standard):
+    assert rd.standard_setup(command) == standard

@@ -154,7 +154,7 @@ def reading_suite(path):
     for step in steps:
         command = resolve_loadsgf(step.command, folder)
         if step.number is None:
-            position.follow(command)
+            position.follow(standard_setup(command))
             continue
         problems = [] if step.expectation is None or step.expectation.negate else \
             problems_of(command, step.expectation.pattern)
@@ -172,11 +172,27 @@ def reading_suite(path):
     return "\n".join(lines) + "\n", skipped
 
 
+def standard_setup(command):
+    """Return a set-up command in standard GTP: GNU Go's shorthands `black V`, `white V` and
+    `trymove COLOR V` become `play`, and `popgo` becomes `undo` (for the suites' set-up they
+    mean the same), so that every engine reaches the position GNU Go does."""
+    words = command.split()
+    if words[0] in ("black", "white") and len(words) == 2:
+        return f"play {words[0]} {words[1]}"
+    if words[0] == "trymove" and len(words) == 3:
+        return f"play {words[1]} {words[2]}"
+    return "undo" if words == ["popgo"] else command
+
+
 def move_suite(path):
-    """Return the steps of a move-choice suite: its set-up and its reg_genmove and genmove
-    tests, loadsgf paths resolved."""
-    return [s for s in read_suite(path, only_genmove=True)
-            if s.number is None or s.command.split()[0] in MOVE_COMMANDS]
+    """Return the steps of a move-choice suite: its set-up (standard_setup) and its
+    reg_genmove and genmove tests, loadsgf paths resolved."""
+    steps = [s for s in read_suite(path, only_genmove=True)
+             if s.number is None or s.command.split()[0] in MOVE_COMMANDS]
+    for step in steps:
+        if step.number is None:
+            step.command = standard_setup(step.command)
+    return steps
 
 
 def replayed(steps):
