@@ -215,8 +215,8 @@ def run_match(config: MatchConfig) -> list[dict]:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         finally:
-            pool.shutdown()
             runner.games.close_kept()
+        pool.shutdown()
         return list(load_results(config).values())
 
 
